@@ -1,0 +1,63 @@
+# Helpers shared by every rule file: config defaults, registry look-ups, shards, target lists.
+import math
+from pathlib import Path
+
+import yaml
+
+from thinkbias.config import fill_defaults, load_schema
+
+config.update(fill_defaults(config, load_schema("config/schema/config.schema.yaml")))
+
+REGISTRY = yaml.safe_load(Path(config["registry"]).read_text())
+CACHE_DIR = config["cache_dir"]
+STUDIES = ("fairness", "position", "blindspot")
+
+
+def registry_entry(model_id):
+    """The registry entry of a model, with a clear error for an unknown id."""
+    if model_id not in REGISTRY:
+        raise ValueError(
+            f"model '{model_id}' is not in the registry {config['registry']} "
+            f"(known: {', '.join(sorted(REGISTRY))})"
+        )
+    return REGISTRY[model_id]
+
+
+def model_files(model_id):
+    """Local weight files of a model (empty for API models); the first is the one loaded."""
+    entry = registry_entry(model_id)
+    return [f"resources/models/{model_id}/{f['name']}" for f in entry.get("files", [])]
+
+
+def gpus_for(model_id):
+    """GPUs a job of this model needs: the registry's count for vLLM, else 0."""
+    entry = registry_entry(model_id)
+    return int(entry.get("gpus", 1)) if entry["backend"] == "vllm" else 0
+
+
+def gpus_for_wildcards(wildcards):
+    """`resources: gpu=` callable for rules with a {model} wildcard."""
+    return gpus_for(wildcards.model)
+
+
+def llm_env(wildcards):
+    """The conda env of an LLM job: one per backend."""
+    return f"../envs/{registry_entry(wildcards.model)['backend']}.yaml"
+
+
+def shard_ids(n_items):
+    """Shard indices for ``n_items`` items at the configured shard size (at least one shard)."""
+    return list(range(max(1, math.ceil(n_items / config["shard_size"]))))
+
+
+def study_enabled(study):
+    return bool(config[study]["enabled"])
+
+
+def all_targets():
+    """Every enabled study's final products."""
+    targets = []
+    for study in STUDIES:
+        if study_enabled(study):
+            targets += globals()[f"{study}_targets"]()
+    return targets

@@ -1,0 +1,1 @@
+# Raw data and model weights: fetched through the manifest, checksummed, written atomically.

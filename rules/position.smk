@@ -1,0 +1,6 @@
+# The position study.
+
+
+def position_targets():
+    """Final products of the position study for the active config."""
+    return []
