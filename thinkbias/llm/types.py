@@ -155,6 +155,18 @@ class Engine(Protocol):
         the tokenised ``trace``), with computation reused across cuts. Results follow ``cuts`` order."""
         ...
 
+    def generate_and_probe(
+        self,
+        request: Request,
+        cut_fractions: Sequence[float],
+        cue: str,
+        candidates: dict[str, Sequence[str]],
+    ) -> tuple[Generation, list[CandidateScores]]:
+        """Generate like ``generate([request])[0]``, then probe prefixes of the generated thinking
+        trace at cuts ``round(f * n)`` (n = tokens of ``Generation.thinking``), reusing the state
+        left by generation where the backend can. Scores follow ``cut_fractions`` order."""
+        ...
+
     def count_tokens(self, text: str) -> int:
         """Number of tokens of ``text`` under this model's tokenizer (no special tokens)."""
         ...
