@@ -95,5 +95,6 @@ def tiny_config(**sections: dict) -> dict:
     """The embedded default with every study disabled except the given sections (merged in)."""
     cfg = base_config()
     for study in ("fairness", "position", "blindspot"):
-        cfg[study] = {"enabled": False}
+        if study not in sections:
+            cfg[study] = {**cfg.get(study, {}), "enabled": False}
     return deep_merge(cfg, {k: {"enabled": True, **v} for k, v in sections.items()})
