@@ -1,5 +1,6 @@
 # Helpers shared by every rule file: config defaults, registry look-ups, shards, target lists.
 import math
+import os
 from pathlib import Path
 
 import yaml
@@ -7,6 +8,11 @@ import yaml
 from thinkbias.config import fill_defaults, load_schema
 
 config.update(fill_defaults(config, load_schema("config/schema/config.schema.yaml")))
+
+# Jobs (also in conda envs and on cluster nodes) import the thinkbias library from the workflow folder.
+os.environ["PYTHONPATH"] = os.pathsep.join(
+    p for p in (workflow.basedir, os.environ.get("PYTHONPATH", "")) if p
+)
 
 REGISTRY = yaml.safe_load(Path(config["registry"]).read_text())
 CACHE_DIR = config["cache_dir"]
