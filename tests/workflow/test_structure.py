@@ -1,0 +1,114 @@
+"""Every rule names a conda env that exists, has a log, and LLM rules declare their GPU needs."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+REPO = Path(__file__).resolve().parents[2]
+RULE_FILES = sorted((REPO / "rules").glob("*.smk"))
+BACKENDS = ("llamacpp", "vllm", "openai")
+
+
+def rule_blocks() -> dict[str, str]:
+    """Map each rule/checkpoint name to the text of its definition."""
+    blocks: dict[str, str] = {}
+    for path in RULE_FILES:
+        text = path.read_text()
+        starts = [m for m in re.finditer(r"^(rule|checkpoint)\s+(\w+)\s*:", text, flags=re.M)]
+        for m, nxt in zip(starts, starts[1:] + [None]):
+            end = nxt.start() if nxt else len(text)
+            body = text[m.end():end]
+            # the block ends at the first non-indented, non-empty line
+            lines = []
+            for line in body.splitlines()[1:]:
+                if line and not line[0].isspace() and not line.startswith("#"):
+                    break
+                lines.append(line)
+            blocks[m.group(2)] = "\n".join(lines)
+    return blocks
+
+
+def is_target_only(body: str) -> bool:
+    """Aggregate target rules (only `input:`) run nothing, so they need no env or log."""
+    keys = set(re.findall(r"^\s{4}(\w+):", body, flags=re.M))
+    return keys <= {"input", "default_target", "localrule"}
+
+
+def test_env_files_parse_and_pin_versions():
+    files = sorted((REPO / "envs").glob("*.yaml"))
+    assert files, "no env files"
+    for path in files:
+        env = yaml.safe_load(path.read_text())
+        assert env["channels"], path
+        deps = env["dependencies"]
+        for dep in deps:
+            specs = dep["pip"] if isinstance(dep, dict) else [dep]
+            for spec in specs:
+                assert re.search(r"==?\d", spec), f"{path.name}: '{spec}' is not pinned"
+
+
+def test_every_backend_has_an_env():
+    for backend in BACKENDS:
+        assert (REPO / "envs" / f"{backend}.yaml").exists(), backend
+
+
+def test_every_rule_names_an_existing_env_and_has_a_log():
+    blocks = rule_blocks()
+    assert blocks, "no rules found"
+    problems = []
+    for name, body in blocks.items():
+        if is_target_only(body):
+            continue
+        conda = re.search(r"^\s+conda:\s*\n\s+(.+)$", body, flags=re.M)
+        if not conda:
+            problems.append(f"{name}: no conda")
+        else:
+            value = conda.group(1).strip().rstrip(",")
+            if value.startswith(("'", '"')):
+                env = (REPO / "rules" / value.strip("'\"")).resolve()
+                if not env.exists():
+                    problems.append(f"{name}: env {value} missing")
+            elif value != "llm_env":
+                problems.append(f"{name}: conda is neither a path nor llm_env: {value}")
+        if not re.search(r"^\s+log:", body, flags=re.M):
+            problems.append(f"{name}: no log")
+    assert not problems, "\n".join(problems)
+
+
+def test_llm_rules_declare_gpu_resources_and_benchmarks():
+    problems = []
+    for name, body in rule_blocks().items():
+        if re.search(r"^\s+llm_env", body, flags=re.M):
+            if "gpu=" not in body:
+                problems.append(f"{name}: LLM rule without resources gpu=")
+            if not re.search(r"^\s+benchmark:", body, flags=re.M):
+                problems.append(f"{name}: LLM rule without benchmark")
+    assert not problems, "\n".join(problems)
+
+
+def test_registry_backends_are_known():
+    registry = yaml.safe_load((REPO / "config/models.yaml").read_text())
+    for model_id, entry in registry.items():
+        assert entry["backend"] in BACKENDS, model_id
+        if entry["backend"] == "vllm":
+            assert int(entry.get("gpus", 1)) >= 1, model_id
+
+
+@pytest.mark.slow
+def test_lint_reports_no_missing_log_or_env():
+    proc = subprocess.run([sys.executable, "-m", "snakemake", "--lint", "json"], cwd=REPO,
+                          capture_output=True, text=True, timeout=300)
+    report = json.loads(proc.stdout[proc.stdout.index("{"):]) if "{" in proc.stdout else {}
+    bad = []
+    for rule in report.get("rules", []):
+        for lint in rule.get("lints", []):
+            if any(k in lint["title"].lower() for k in ("log directive", "conda environment")):
+                bad.append(f"{rule['rule']}: {lint['title']}")
+    assert not bad, "\n".join(bad)
