@@ -1,0 +1,1 @@
+"""Model weights that come from the hub: pinned snapshots, checksums, quantization."""
