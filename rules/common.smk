@@ -36,9 +36,13 @@ def model_files(model_id):
 
 
 def gpus_for(model_id):
-    """GPUs a job of this model needs: the registry's count for vLLM, else 0."""
+    """GPUs a job of this model needs: the registry's count (vLLM needs at least one; llama.cpp
+    uses one when its entry offloads layers to a GPU; API models need none)."""
     entry = registry_entry(model_id)
-    return int(entry.get("gpus", 1)) if entry["backend"] == "vllm" else 0
+    if entry["backend"] == "openai":
+        return 0
+    gpus = int(entry.get("gpus", 0))
+    return max(gpus, 1) if entry["backend"] == "vllm" else gpus
 
 
 def gpus_for_wildcards(wildcards):
