@@ -1,0 +1,143 @@
+"""Group-sequential testing of many concepts: Bonferroni bookkeeping across stages, O'Brien-Fleming
+per-look thresholds, and futility by Monte Carlo conditional power.
+
+These are the statistical pieces of the staged testing in "Biases in the Blind Spot" (Sec. 3.7 of
+the project's spec): at stage s every active concept is tested with McNemar's test at the
+Bonferroni level ``alpha / sum_{j<=s} n_j`` (n_j = concepts entering stage j), an early success
+needs the stricter O'Brien-Fleming-type threshold at information fraction t_s = |S_s| / |X|, and a
+concept is dropped as futile when its conditional power falls below a floor.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+from scipy import stats
+
+from thinkbias.stats.mcnemar import mcnemar_test
+
+
+def obrien_fleming_threshold(alpha: float, information_fraction: float) -> float:
+    """Per-look nominal p-value threshold of the Lan-DeMets O'Brien-Fleming-type spending function:
+    ``2 * (1 - Phi(z_{1 - alpha/2} / sqrt(t)))``, capped at ``alpha`` and equal to it when t >= 1.
+
+    Example (the spec's): alpha = 0.05/20 at t = 200/1336 gives about 5.6e-15.
+    """
+    if not 0.0 < alpha < 1.0:
+        raise ValueError(f"alpha must lie in (0, 1), got {alpha}")
+    if information_fraction <= 0.0:
+        return 0.0
+    if information_fraction >= 1.0:
+        return float(alpha)
+    z = stats.norm.isf(alpha / 2.0)
+    threshold = 2.0 * stats.norm.sf(z / np.sqrt(information_fraction))
+    return float(min(alpha, threshold))
+
+
+@dataclass
+class BonferroniLedger:
+    """Cumulative Bonferroni bookkeeping: every (concept, stage) test counts once.
+
+    ``enter_stage(n)`` records that ``n`` concepts enter variation testing at the next stage and
+    returns that stage's level ``alpha / (n_0 + ... + n_s)``.
+    """
+
+    alpha: float = 0.05
+    entered: list[int] = field(default_factory=list)
+
+    @property
+    def tests_so_far(self) -> int:
+        return int(sum(self.entered))
+
+    def enter_stage(self, n_concepts: int) -> float:
+        if n_concepts < 0:
+            raise ValueError("a stage cannot have a negative number of concepts")
+        self.entered.append(int(n_concepts))
+        return self.level()
+
+    def level(self) -> float:
+        """The current stage's Bonferroni level (alpha itself before any test)."""
+        total = self.tests_so_far
+        return float(self.alpha / total) if total else float(self.alpha)
+
+
+def bonferroni_level(alpha: float, entered_per_stage: list[int]) -> float:
+    """``alpha`` divided by the cumulative number of concepts tested over the given stages."""
+    total = int(sum(entered_per_stage))
+    return float(alpha / total) if total else float(alpha)
+
+
+def remaining_discordant(b: int, c: int, n_stage: int, n_total: int) -> int:
+    """Discordant pairs expected on the unused inputs: the current rate extrapolated,
+    ``floor((b + c) / n_stage * (n_total - n_stage))``."""
+    if n_stage <= 0:
+        return 0
+    return int(np.floor((b + c) / n_stage * max(n_total - n_stage, 0)))
+
+
+def mcnemar_p_vector(b: np.ndarray, c: np.ndarray, exact_below: int = 25) -> np.ndarray:
+    """Vectorised :func:`thinkbias.stats.mcnemar.mcnemar_test` p-values (same exact/chi-square switch)."""
+    b = np.asarray(b, dtype=np.int64)
+    c = np.asarray(c, dtype=np.int64)
+    n = b + c
+    p = np.ones(np.broadcast(b, c).shape, dtype=float)
+    exact = (n < exact_below) & (n > 0)
+    if np.any(exact):
+        p_exact = 2.0 * stats.binom.cdf(np.minimum(b, c), n, 0.5)
+        p = np.where(exact, np.minimum(1.0, p_exact), p)
+    chi = n >= exact_below
+    if np.any(chi):
+        with np.errstate(divide="ignore", invalid="ignore"):
+            stat = np.maximum(np.abs(b - c) - 1.0, 0.0) ** 2 / np.where(n > 0, n, 1)
+        p = np.where(chi, stats.chi2.sf(stat, 1), p)
+    return p
+
+
+def conditional_power(
+    b: int,
+    c: int,
+    n_stage: int,
+    n_total: int,
+    alpha: float,
+    n_simulations: int = 50_000,
+    seed: int = 0,
+    exact_below: int = 25,
+) -> float:
+    """Monte Carlo conditional power "assuming the current effect continues".
+
+    The unused inputs are expected to add ``n_rem`` discordant pairs (:func:`remaining_discordant`);
+    each simulation draws ``b_rem ~ Binomial(n_rem, b / (b + c))``, ``c_rem = n_rem - b_rem`` and tests
+    ``(b + b_rem, c + c_rem)`` with McNemar's test. The power is the share of simulations with
+    ``p < alpha`` (the stage's Bonferroni level, not the O'Brien-Fleming one).
+    """
+    n_disc = b + c
+    if n_disc == 0:
+        return 0.0
+    n_rem = remaining_discordant(b, c, n_stage, n_total)
+    if n_rem == 0:
+        return float(mcnemar_test(b, c, exact_below).p_value < alpha)
+    rng = np.random.default_rng(seed)
+    b_rem = rng.binomial(n_rem, b / n_disc, size=n_simulations)
+    p = mcnemar_p_vector(b + b_rem, c + (n_rem - b_rem), exact_below)
+    return float(np.mean(p < alpha))
+
+
+def is_futile(
+    b: int,
+    c: int,
+    n_stage: int,
+    n_total: int,
+    alpha: float,
+    power_floor: float = 0.01,
+    min_discordant: int = 25,
+    n_simulations: int = 50_000,
+    seed: int = 0,
+) -> tuple[bool, float | None]:
+    """Futility stop: only with at least ``min_discordant`` discordant pairs, drop the concept when
+    its conditional power is below ``power_floor``. Returns (futile, conditional power or None when
+    not computed)."""
+    if b + c < min_discordant:
+        return False, None
+    cp = conditional_power(b, c, n_stage, n_total, alpha, n_simulations, seed)
+    return cp < power_floor, cp
