@@ -1,0 +1,10 @@
+"""Quantize a registry model's pinned snapshot to 4-bit AWQ."""
+from pathlib import Path
+
+from thinkbias.models.awq import AwqSettings, quantize_awq
+from thinkbias.workflow import rule_logging
+
+with rule_logging(snakemake.log[0]) as log:
+    settings = AwqSettings(**snakemake.params.settings)
+    log.info("AWQ settings: %s", settings)
+    quantize_awq(Path(snakemake.input[0]).parent, Path(snakemake.output[0]).parent, settings)
