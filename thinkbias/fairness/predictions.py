@@ -1,0 +1,132 @@
+"""The per-pair predictions table: the one input of every analysis (generated or brought by the user).
+
+Schema (long format, one row per dataset x model x pair x side x arm; CSV or Parquet):
+
+=============  ========  ==================================================================
+column         type      meaning
+=============  ========  ==================================================================
+dataset        str       e.g. ``adult`` (any name; a setting is a (model, dataset) pair)
+model          str       model name
+pair_id        str       id of the counterfactual pair (shared by its two sides)
+side           str       ``alpha`` (Male / White) or ``alpha_prime`` (Female / Non-White)
+attribute      str       the protected value on that side (optional; informative)
+arm            str       ``think`` or ``nothink``
+answer         str       ``Yes`` / ``No``; empty when not parsed
+status         str       ``ok``, ``refusal`` or ``unparsed`` (optional: derived from answer)
+p_yes          float     P(Yes) read after the answer cue (nothink: after the empty think
+                         block; think: after the full trace). Optional.
+p_yes_K{K}_k{k} float    think arm: P(Yes) after the first k of K equal-token segments of
+                         the trace (k = 0..K), e.g. ``p_yes_K10_k03``. Optional.
+=============  ========  ==================================================================
+
+A pair is retained in a setting only when all four answers (2 sides x 2 arms) are ``ok``.
+"""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import pandas as pd
+
+REQUIRED = ("dataset", "model", "pair_id", "side", "arm", "answer")
+SIDES = ("alpha", "alpha_prime")
+ARMS = ("nothink", "think")
+SETTING = ["model", "dataset"]
+_DEPTH = re.compile(r"^p_yes_K(\d+)_k(\d+)$")
+
+
+def depth_column(K: int, k: int) -> str:
+    """Column name of P(Yes) at depth k of K, e.g. ``p_yes_K10_k03``."""
+    return f"p_yes_K{K}_k{k:02d}"
+
+
+def depth_sets(columns: list[str] | pd.Index) -> dict[int, list[int]]:
+    """K -> sorted depths k present among ``columns``."""
+    out: dict[int, list[int]] = {}
+    for c in columns:
+        m = _DEPTH.match(str(c))
+        if m:
+            out.setdefault(int(m.group(1)), []).append(int(m.group(2)))
+    return {K: sorted(ks) for K, ks in sorted(out.items())}
+
+
+def validate_predictions(pred: pd.DataFrame) -> pd.DataFrame:
+    """Check the schema and normalise types; raise ``ValueError`` naming what is wrong."""
+    missing = [c for c in REQUIRED if c not in pred.columns]
+    if missing:
+        raise ValueError(f"predictions table lacks column(s) {missing}; required: {list(REQUIRED)}")
+    out = pred.copy()
+    for c in ("dataset", "model", "pair_id", "side", "arm"):
+        out[c] = out[c].astype(str)
+    bad_side = sorted(set(out["side"]) - set(SIDES))
+    if bad_side:
+        raise ValueError(f"unknown side value(s) {bad_side}; expected {SIDES}")
+    bad_arm = sorted(set(out["arm"]) - set(ARMS))
+    if bad_arm:
+        raise ValueError(f"unknown arm value(s) {bad_arm}; expected {ARMS}")
+    ans = out["answer"].astype(object).where(out["answer"].notna(), None)
+    ans = ans.map(lambda a: None if a is None or str(a).strip() == "" else str(a).strip().capitalize())
+    bad_ans = sorted(set(a for a in ans if a is not None) - {"Yes", "No"})
+    if bad_ans:
+        raise ValueError(f"answer must be Yes, No or empty; found {bad_ans[:5]}")
+    out["answer"] = ans
+    if "status" not in out.columns:
+        out["status"] = np.where(ans.notna(), "ok", "unparsed")
+    out["status"] = out["status"].astype(str)
+    inconsistent = (out["status"] == "ok") != out["answer"].notna()
+    if inconsistent.any():
+        raise ValueError(f"{int(inconsistent.sum())} rows have status 'ok' without an answer or an answer without 'ok'")
+    if "attribute" not in out.columns:
+        out["attribute"] = out["side"]
+    dup = out.duplicated(["dataset", "model", "pair_id", "side", "arm"])
+    if dup.any():
+        raise ValueError(f"{int(dup.sum())} duplicate (dataset, model, pair_id, side, arm) rows")
+    for c in out.columns:
+        if c == "p_yes" or _DEPTH.match(c):
+            out[c] = pd.to_numeric(out[c], errors="coerce").astype(float)
+    if "p_yes" not in out.columns:
+        out["p_yes"] = np.nan
+    return out
+
+
+def parse_counts(pred: pd.DataFrame) -> pd.DataFrame:
+    """Per setting: pairs, answers by status per arm, and retained N (all four answers parsed)."""
+    rows = []
+    for (model, dataset), g in pred.groupby(SETTING, sort=True):
+        row = {"model": model, "dataset": dataset, "pairs": g["pair_id"].nunique()}
+        for arm in ARMS:
+            ga = g[g["arm"] == arm]
+            for st in ("ok", "refusal", "unparsed"):
+                row[f"{arm}_{st}"] = int((ga["status"] == st).sum())
+        ok = g[g["status"] == "ok"].groupby("pair_id").size()
+        row["N"] = int((ok == 4).sum())
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def pair_table(pred: pd.DataFrame) -> pd.DataFrame:
+    """Wide table of retained pairs: one row per (model, dataset, pair_id).
+
+    Columns ``y_<side>_<arm>`` (1 = Yes), ``p_<side>_<arm>`` (P(Yes) read after the cue) and, for the
+    think arm, ``p_<side>_K{K}_k{k}`` for every probed depth.
+    """
+    ok = pred[pred["status"] == "ok"]
+    complete = ok.groupby(SETTING + ["pair_id"]).size()
+    keep = complete[complete == 4].index
+    sub = ok.set_index(SETTING + ["pair_id"]).loc[lambda d: d.index.isin(keep)].reset_index()
+    depth_cols = [c for c in pred.columns if _DEPTH.match(c)]
+    wide = sub.pivot_table(index=SETTING + ["pair_id"], columns=["side", "arm"],
+                           values=["answer"], aggfunc="first")
+    out = pd.DataFrame(index=wide.index)
+    for side in SIDES:
+        for arm in ARMS:
+            out[f"y_{side}_{arm}"] = (wide[("answer", side, arm)] == "Yes").astype(int)
+    for side in SIDES:
+        for arm in ARMS:
+            s = sub[(sub["side"] == side) & (sub["arm"] == arm)].set_index(SETTING + ["pair_id"])
+            out[f"p_{side}_{arm}"] = s["p_yes"].reindex(out.index).astype(float)
+        s = sub[(sub["side"] == side) & (sub["arm"] == "think")].set_index(SETTING + ["pair_id"])
+        for c in depth_cols:
+            out[f"p_{side}_{c[len('p_yes_'):]}"] = s[c].reindex(out.index).astype(float)
+    return out.reset_index().sort_values(SETTING + ["pair_id"], kind="stable").reset_index(drop=True)
