@@ -1,0 +1,244 @@
+"""What every backend shares: the persistent cache around each primitive, request deduplication,
+the fall-back of ``generate_and_probe`` to ``probe`` on a cached trace, and the engine counters.
+
+A backend subclasses ``CachedEngine`` and implements the ``_uncached`` hooks plus ``render`` (the
+exact prompt identity that goes into cache keys) and ``count_tokens``.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from dataclasses import asdict, dataclass, replace
+from pathlib import Path
+from typing import Callable, Mapping, Sequence
+
+from thinkbias.llm.cache import RequestCache, cache_path
+from thinkbias.llm.types import CandidateScores, Generation, ModelSpec, Request, sha256_text
+
+OnResult = Callable[[int, Generation], None]
+
+
+@dataclass
+class EngineStats:
+    """Counters of the work done by this process (cache hits cost nothing).
+
+    ``generated_tokens``: completion tokens produced by the model now; ``prompt_tokens``: prompt tokens
+    evaluated now (prefill, probe cues); ``requests``: backend calls made (HTTP attempts for APIs);
+    ``cache_hits``: results served from the cache.
+    """
+
+    generated_tokens: int = 0
+    prompt_tokens: int = 0
+    requests: int = 0
+    cache_hits: int = 0
+
+
+def generation_to_json(g: Generation) -> dict:
+    d = asdict(g)
+    d.pop("cached", None)
+    return d
+
+
+def generation_from_json(d: Mapping) -> Generation:
+    return Generation(**{**d, "cached": True})
+
+
+def scores_to_json(s: CandidateScores) -> dict:
+    return {"probs": s.probs, "outside_mass": s.outside_mass}
+
+
+def scores_from_json(d: Mapping) -> CandidateScores:
+    return CandidateScores(dict(d["probs"]), float(d["outside_mass"]))
+
+
+def canonical(obj) -> str:
+    """Canonical JSON of candidates/cuts for cache keys."""
+    if isinstance(obj, Mapping):
+        obj = {k: list(v) if isinstance(v, (list, tuple)) else v for k, v in obj.items()}
+    return json.dumps(obj, sort_keys=True, separators=(",", ":"))
+
+
+def fraction_cuts(cut_fractions: Sequence[float], n: int) -> list[int]:
+    """Token cut points ``round(f * n)`` (clipped to [0, n]) for fractions of a trace of n tokens."""
+    return [min(n, max(0, int(round(f * n)))) for f in cut_fractions]
+
+
+def trace_lead(text: str, think_open: str, opened: bool) -> str:
+    """The part of a generated ``text`` before its thinking trace starts (the open tag and the
+    newlines after it, when the model wrote the tag itself); empty when the prompt opened it."""
+    tag = think_open.strip()
+    if opened or not tag:
+        return ""
+    i = text.find(tag)
+    if i < 0:
+        return ""
+    j = i + len(tag)
+    while j < len(text) and text[j] == "\n":
+        j += 1
+    return text[:j]
+
+
+class CachedEngine:
+    """Cache, dedupe and count around a backend's uncached primitives."""
+
+    def __init__(self, spec: ModelSpec, cache_dir: str | Path | None):
+        self.spec = spec
+        self.cache = RequestCache(None if cache_dir is None else cache_path(cache_dir, spec.id))
+        self.stats = EngineStats()
+        self._stats_lock = threading.Lock()
+
+    # -- backend hooks ------------------------------------------------------------------------
+    def render(self, request: Request) -> str:
+        """The exact prompt the backend sends (chat template + prefill), used in cache keys."""
+        raise NotImplementedError
+
+    def count_tokens(self, text: str) -> int:
+        raise NotImplementedError
+
+    def _generate_uncached(self, items: list[tuple[Request, str]], done: Callable[[int, Generation], None]) -> None:
+        """Run every (request, rendered) and call ``done(j, generation)`` as each finishes."""
+        raise NotImplementedError
+
+    def _score_uncached(self, request: Request, rendered: str, candidates: Mapping[str, Sequence[str]]) -> CandidateScores:
+        raise NotImplementedError
+
+    def _probe_uncached(self, request: Request, rendered: str, trace: str, cuts: Sequence[int], cue: str,
+                        candidates: Mapping[str, Sequence[str]]) -> list[CandidateScores]:
+        raise NotImplementedError
+
+    def _generate_and_probe_uncached(self, request: Request, rendered: str, cut_fractions: Sequence[float], cue: str,
+                                     candidates: Mapping[str, Sequence[str]]) -> tuple[Generation, list[CandidateScores]]:
+        """Default: generate, then probe the thinking text (backends with KV reuse override this)."""
+        box: list[Generation] = []
+        self._generate_uncached([(request, rendered)], lambda j, g: box.append(g))
+        gen = box[0]
+        return gen, self._probe_cached_trace(request, rendered, gen, cut_fractions, cue, candidates)
+
+    # -- helpers ------------------------------------------------------------------------------
+    def _count(self, **deltas: int) -> None:
+        with self._stats_lock:
+            for k, v in deltas.items():
+                setattr(self.stats, k, getattr(self.stats, k) + v)
+
+    def _key(self, kind: str, *parts: str) -> str:
+        return sha256_text(kind, self.spec.id, self.spec.weights_sha256, *parts)
+
+    def gen_key(self, request: Request, rendered: str | None = None) -> str:
+        """Cache key of a generation: model, weights sha256, rendered prompt, sampling (incl. seed)."""
+        rendered = self.render(request) if rendered is None else rendered
+        return self._key("gen", rendered, request.sampling.key())
+
+    def _opened(self, rendered: str) -> bool:
+        from thinkbias.llm.chat import prompt_opens_thinking
+
+        return prompt_opens_thinking(rendered, self.spec.think_open, self.spec.think_close)
+
+    def _probe_cached_trace(self, request: Request, rendered: str, gen: Generation, cut_fractions: Sequence[float],
+                            cue: str, candidates: Mapping[str, Sequence[str]]) -> list[CandidateScores]:
+        lead = trace_lead(gen.text, self.spec.think_open, self._opened(rendered))
+        probe_req = replace(request, prefill=request.prefill + lead) if lead else request
+        cuts = fraction_cuts(cut_fractions, self.count_tokens(gen.thinking))
+        return self.probe(probe_req, gen.thinking, cuts, cue, candidates)
+
+    # -- the cached primitives ----------------------------------------------------------------
+    def generate(self, requests: Sequence[Request], on_result: OnResult | None = None) -> list[Generation]:
+        """Complete each request through the cache. Identical requests run once. ``on_result(i, g)``
+        is called for every index as its result becomes available (cache hits first)."""
+        results: list[Generation | None] = [None] * len(requests)
+        waiting: dict[str, list[int]] = {}
+        todo: list[tuple[str, Request, str]] = []
+        for i, req in enumerate(requests):
+            rendered = self.render(req)
+            key = self.gen_key(req, rendered)
+            if key in waiting:
+                waiting[key].append(i)
+                continue
+            hit = self.cache.get("gen", key)
+            if hit is not None:
+                self._count(cache_hits=1)
+                results[i] = generation_from_json(hit)
+                if on_result:
+                    on_result(i, results[i])
+                continue
+            waiting[key] = [i]
+            todo.append((key, req, rendered))
+        # duplicates of cache hits
+        for key, idxs in list(waiting.items()):
+            if results[idxs[0]] is not None:
+                for i in idxs[1:]:
+                    results[i] = results[idxs[0]]
+                    if on_result:
+                        on_result(i, results[i])
+
+        def done(j: int, gen: Generation) -> None:
+            key = todo[j][0]
+            self.cache.put("gen", key, generation_to_json(gen))
+            for i in waiting[key]:
+                results[i] = gen
+                if on_result:
+                    on_result(i, gen)
+
+        if todo:
+            self._generate_uncached([(req, rendered) for _, req, rendered in todo], done)
+        missing = [i for i, r in enumerate(results) if r is None]
+        if missing:
+            raise RuntimeError(f"{self.spec.id}: {len(missing)} requests produced no result")
+        return results  # type: ignore[return-value]
+
+    def score(self, request: Request, candidates: Mapping[str, Sequence[str]]) -> CandidateScores:
+        """Candidate probabilities right after the rendered prompt + prefill (cached)."""
+        rendered = self.render(request)
+        key = self._key("score", rendered, canonical(candidates))
+        hit = self.cache.get("score", key)
+        if hit is not None:
+            self._count(cache_hits=1)
+            return scores_from_json(hit)
+        res = self._score_uncached(request, rendered, candidates)
+        self.cache.put("score", key, scores_to_json(res))
+        return res
+
+    def probe(self, request: Request, trace: str, cuts: Sequence[int], cue: str,
+              candidates: Mapping[str, Sequence[str]]) -> list[CandidateScores]:
+        """Scores after ``prompt + prefill + trace[:cut tokens] + cue`` for each cut (cached as a whole)."""
+        rendered = self.render(request)
+        key = self._key("probe", rendered, trace, cue, canonical(list(cuts)), canonical(candidates))
+        hit = self.cache.get("probe", key)
+        if hit is not None:
+            self._count(cache_hits=1)
+            return [scores_from_json(d) for d in hit]
+        res = self._probe_uncached(request, rendered, trace, list(cuts), cue, candidates)
+        self.cache.put("probe", key, [scores_to_json(s) for s in res])
+        return res
+
+    def generate_and_probe(self, request: Request, cut_fractions: Sequence[float], cue: str,
+                           candidates: Mapping[str, Sequence[str]]) -> tuple[Generation, list[CandidateScores]]:
+        """Generate, then probe the thinking trace at ``round(f * n)`` tokens for each fraction.
+
+        Both parts are cached: a cached generation without cached probes is probed from its text.
+        """
+        rendered = self.render(request)
+        gkey = self.gen_key(request, rendered)
+        pkey = self._key("gap", gkey, cue, canonical(list(cut_fractions)), canonical(candidates))
+        g_hit, p_hit = self.cache.get("gen", gkey), self.cache.get("probe", pkey)
+        if g_hit is not None:
+            gen = generation_from_json(g_hit)
+            self._count(cache_hits=1)
+            if p_hit is not None:
+                self._count(cache_hits=1)
+                return gen, [scores_from_json(d) for d in p_hit]
+            scores = self._probe_cached_trace(request, rendered, gen, cut_fractions, cue, candidates)
+        else:
+            gen, scores = self._generate_and_probe_uncached(request, rendered, cut_fractions, cue, candidates)
+            self.cache.put("gen", gkey, generation_to_json(gen))
+        self.cache.put("probe", pkey, [scores_to_json(s) for s in scores])
+        return gen, scores
+
+    def close(self) -> None:
+        self.cache.close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()

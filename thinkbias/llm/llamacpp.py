@@ -1,0 +1,302 @@
+"""The llama.cpp backend (llama-cpp-python, GGUF): the embedded default, CPU or GPU offload.
+
+One ``Llama`` per job. Prompts are rendered with the GGUF's own chat template (or the registry
+override), tokenised here, and generation is driven token by token with explicit tokens, so the
+prefix that is probed later is exactly the one that was generated.
+
+Probing reuses the KV cache (``Llama.n_tokens`` + ``llama_memory_seq_rm`` through ``Llama.eval``):
+
+- ``generate_and_probe`` (fused): after generating the trace, the KV cache already holds
+  ``prompt + trace``; each cut, deepest first, truncates the KV cache to ``prompt + trace[:cut]``
+  and evaluates only the cue tokens. Cost: K x (cue tokens).
+- ``probe`` (a later job): one prefill of ``prompt + trace[:deepest cut]``, then the same truncation
+  per cut. Cost: one prefill + K x (cue tokens).
+
+Measured by benchmarks/bench_probing.py on the embedded model (see docs/engine.md): fused probing of
+K=10 cuts costs a few percent of generating the trace, while probing in a later job costs about one
+prefill of the trace, several times cheaper than a fresh prefill per cut. Because generation is
+token by token and prefill is batched, a later-job probe is already cheap; the fused primitive is
+still the cheapest, so the fairness study probes inside its generation job (see docs/engine.md).
+
+Generation always starts from an empty KV cache (no prefix reuse across requests), so a result
+never depends on which request ran before it: greedy output is identical across runs and orders,
+and sampled output depends only on the request's own seed (a fresh sampler per request).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Callable, Mapping, Sequence
+
+import numpy as np
+
+from thinkbias.llm.base import CachedEngine, fraction_cuts
+from thinkbias.llm.candidates import candidate_token_ids, scores_from_logits
+from thinkbias.llm.chat import render_chat
+from thinkbias.llm.thinking import split_thinking
+from thinkbias.llm.types import CandidateScores, Generation, ModelSpec, Request, Sampling
+
+
+def default_threads() -> int:
+    """Threads for llama.cpp: the Snakemake job's share if set, else every core."""
+    for var in ("THINKBIAS_THREADS", "OMP_NUM_THREADS"):
+        if os.environ.get(var, "").isdigit():
+            return max(1, int(os.environ[var]))
+    return max(1, os.cpu_count() or 1)
+
+
+class LlamaCppEngine(CachedEngine):
+    """``Engine`` on llama-cpp-python. ``n_threads`` defaults to ``extra.n_threads`` or all cores."""
+
+    def __init__(self, spec: ModelSpec, cache_dir: str | Path | None, n_threads: int | None = None):
+        super().__init__(spec, cache_dir)
+        from llama_cpp import Llama
+
+        if not spec.weights or not Path(spec.weights).exists():
+            raise FileNotFoundError(f"model '{spec.id}': weights not found at '{spec.weights}'")
+        extra = spec.extra
+        threads = int(n_threads or extra.get("n_threads") or default_threads())
+        kwargs = dict(
+            model_path=spec.weights,
+            n_ctx=spec.n_ctx,
+            n_batch=int(extra.get("n_batch", 512)),
+            n_threads=threads,
+            n_threads_batch=threads,
+            n_gpu_layers=int(extra.get("n_gpu_layers", 0)),
+            logits_all=False,
+            seed=0,
+            verbose=bool(extra.get("verbose", False)),
+        )
+        if "flash_attn" in extra:
+            kwargs["flash_attn"] = bool(extra["flash_attn"])
+        self.llm = Llama(**kwargs)
+        self._n_vocab = self.llm.n_vocab()
+        model = self.llm._model
+        self.template = spec.chat_template or self.llm.metadata.get("tokenizer.chat_template")
+        if not self.template:
+            raise ValueError(
+                f"model '{spec.id}': the GGUF has no tokenizer.chat_template; set chat_template in the registry"
+            )
+        self._bos_text = model.token_get_text(model.token_bos()) if model.token_bos() >= 0 else ""
+        self._eos_text = model.token_get_text(model.token_eos()) if model.token_eos() >= 0 else ""
+        self._add_bos = bool(model.add_bos_token())
+        self._cand_cache: dict[str, dict[str, tuple[int, ...]]] = {}
+
+    # -- text <-> tokens ----------------------------------------------------------------------
+    def render(self, request: Request) -> str:
+        return render_chat(
+            self.template, request.messages, request.prefill,
+            bos_token=self._bos_text, eos_token=self._eos_text, think_open=self.spec.think_open,
+        )
+
+    def tokenize_prompt(self, rendered: str) -> list[int]:
+        """Tokens of a rendered prompt (special tokens parsed; BOS added unless the template wrote it)."""
+        add_bos = self._add_bos and not (self._bos_text and rendered.startswith(self._bos_text))
+        return self.llm.tokenize(rendered.encode("utf-8"), add_bos=add_bos, special=True)
+
+    def tokenize_text(self, text: str, special: bool = True) -> list[int]:
+        """Tokens of a continuation (no BOS)."""
+        return self.llm.tokenize(text.encode("utf-8"), add_bos=False, special=special) if text else []
+
+    def token_piece(self, token: int, special: bool = False) -> bytes:
+        """The bytes of one token (``llama_token_to_piece`` with its real length)."""
+        import ctypes
+
+        import llama_cpp
+
+        size = 64
+        while True:
+            buf = ctypes.create_string_buffer(size)
+            n = llama_cpp.llama_token_to_piece(self.llm._model.vocab, token, buf, size, 0, special)
+            if n >= 0:
+                return buf.raw[:n]
+            size = -n
+
+    def count_tokens(self, text: str) -> int:
+        return len(self.tokenize_text(text, special=False))
+
+    def candidate_ids(self, candidates: Mapping[str, Sequence[str]]) -> dict[str, tuple[int, ...]]:
+        key = json.dumps({k: list(v) for k, v in candidates.items()}, sort_keys=True)
+        if key not in self._cand_cache:
+            def first(v: str):
+                toks = self.tokenize_text(v, special=False)
+                return toks[0] if toks else None
+
+            self._cand_cache[key] = candidate_token_ids(candidates, first)
+        return self._cand_cache[key]
+
+    # -- KV cache control ---------------------------------------------------------------------
+    def _check_len(self, n: int) -> None:
+        if n >= self.spec.n_ctx:
+            raise ValueError(f"model '{self.spec.id}': {n} tokens do not fit in n_ctx={self.spec.n_ctx}")
+
+    def eval_fresh(self, tokens: Sequence[int]) -> None:
+        """Empty the KV cache and evaluate ``tokens`` (logits of the last one become available)."""
+        self._check_len(len(tokens))
+        self.llm.n_tokens = 0
+        self.llm.eval(list(tokens))
+        self._count(prompt_tokens=len(tokens))
+
+    def eval_prefix(self, tokens: Sequence[int]) -> None:
+        """Make the KV cache hold exactly ``tokens``, keeping the longest prefix already there and
+        evaluating only the rest (truncation = ``Llama.eval`` removing KV cells past ``n_tokens``)."""
+        self._check_len(len(tokens))
+        n = self.llm.n_tokens
+        have = self.llm.input_ids[:n]
+        m = min(n, len(tokens))
+        target = np.asarray(tokens[:m], dtype=have.dtype)
+        diff = np.nonzero(have[:m] != target)[0]
+        common = int(diff[0]) if len(diff) else m
+        if common >= len(tokens):
+            common = len(tokens) - 1  # re-evaluate the last token to get its logits
+        self.llm.n_tokens = common
+        rest = list(tokens[common:])
+        self.llm.eval(rest)
+        self._count(prompt_tokens=len(rest))
+
+    def last_logits(self) -> np.ndarray:
+        """Next-token logits after the last evaluated token."""
+        ptr = self.llm._ctx.get_logits_ith(-1)
+        return np.ctypeslib.as_array(ptr, shape=(self._n_vocab,)).copy()
+
+    # -- generation ---------------------------------------------------------------------------
+    def _sampler(self, sampling: Sampling):
+        from llama_cpp import _internals
+
+        sampler = _internals.LlamaSampler()
+        if sampling.json_schema is not None:
+            from llama_cpp.llama_grammar import LlamaGrammar
+
+            sampler.add_grammar(self.llm._model, LlamaGrammar.from_json_schema(json.dumps(sampling.json_schema)))
+        if sampling.temperature <= 0:
+            sampler.add_greedy()
+        else:
+            sampler.add_temp(float(sampling.temperature))
+            sampler.add_top_p(float(sampling.top_p), 1)
+            sampler.add_dist(int(sampling.seed) & 0xFFFFFFFF)
+        return sampler
+
+    def generate_tokens(self, prompt_tokens: Sequence[int], sampling: Sampling) -> tuple[list[int], list[bytes], str, str]:
+        """Generate from an empty KV cache. Returns (tokens, pieces, text, finish_reason); the KV
+        cache is left holding the prompt and every generated token but the last sampled one."""
+        import llama_cpp
+
+        self.eval_fresh(prompt_tokens)
+        sampler = self._sampler(sampling)
+        vocab = self.llm._model.vocab
+        tokens: list[int] = []
+        pieces: list[bytes] = []
+        buf = bytearray()
+        stops = [s for s in sampling.stop if s]
+        longest = max((len(s) for s in stops), default=0)
+        finish, text = "length", None
+        for _ in range(sampling.max_tokens):
+            if self.llm.n_tokens >= self.spec.n_ctx:
+                break
+            tok = sampler.sample(self.llm._ctx, -1)
+            if llama_cpp.llama_vocab_is_eog(vocab, tok):
+                finish = "stop"
+                break
+            piece = self.token_piece(tok)
+            tokens.append(tok)
+            pieces.append(piece)
+            buf += piece
+            if stops:
+                tail_start = max(0, len(buf) - len(piece) - 4 * longest - 8)
+                tail = bytes(buf[tail_start:]).decode("utf-8", errors="ignore")
+                if any(s in tail for s in stops):
+                    full = bytes(buf).decode("utf-8", errors="ignore")
+                    cut = min(full.find(s) for s in stops if s in full)
+                    text, finish = full[:cut], "stop"
+                    break
+            if len(tokens) < sampling.max_tokens:
+                self.llm.eval([tok])
+        self._count(generated_tokens=len(tokens), requests=1)
+        if text is None:
+            text = bytes(buf).decode("utf-8", errors="ignore")
+        return tokens, pieces, text, finish
+
+    def _make_generation(self, request: Request, rendered: str, n_prompt: int, tokens: list[int],
+                         text: str, finish: str) -> Generation:
+        split = split_thinking(request.prefill + text, self.spec.think_open, self.spec.think_close,
+                               opened=self._opened(rendered))
+        return Generation(text=text, thinking=split.thinking, answer=split.answer, prompt_tokens=n_prompt,
+                          completion_tokens=len(tokens), finish_reason=finish)
+
+    def _generate_uncached(self, items, done) -> None:
+        for j, (req, rendered) in enumerate(items):
+            prompt = self.tokenize_prompt(rendered)
+            tokens, _, text, finish = self.generate_tokens(prompt, req.sampling)
+            done(j, self._make_generation(req, rendered, len(prompt), tokens, text, finish))
+
+    # -- scoring and probing ------------------------------------------------------------------
+    def _score_uncached(self, request, rendered, candidates) -> CandidateScores:
+        ids = self.candidate_ids(candidates)
+        self.eval_fresh(self.tokenize_prompt(rendered))
+        self._count(requests=1)
+        return scores_from_logits(self.last_logits(), ids)
+
+    def probe_tokens(self, prefix_tokens: Callable[[int], list[int]], cuts: Sequence[int], cue: str,
+                     candidates: Mapping[str, Sequence[str]]) -> list[CandidateScores]:
+        """Score ``prefix_tokens(cut) + cue`` for each cut, deepest first, reusing the KV cache."""
+        ids = self.candidate_ids(candidates)
+        cue_tokens = self.tokenize_text(cue)
+        out: dict[int, CandidateScores] = {}
+        for cut in sorted(set(cuts), reverse=True):
+            self.eval_prefix(prefix_tokens(cut) + cue_tokens)
+            out[cut] = scores_from_logits(self.last_logits(), ids)
+        self._count(requests=1)
+        return [out[c] for c in cuts]
+
+    def _probe_uncached(self, request, rendered, trace, cuts, cue, candidates) -> list[CandidateScores]:
+        prompt = self.tokenize_prompt(rendered)
+        trace_tokens = self.tokenize_text(trace)
+        bad = [c for c in cuts if not 0 <= c <= len(trace_tokens)]
+        if bad:
+            raise ValueError(f"cuts {bad} outside the trace's {len(trace_tokens)} tokens")
+        self.llm.n_tokens = 0  # start from an empty cache: results do not depend on earlier calls
+        return self.probe_tokens(lambda c: prompt + trace_tokens[:c], cuts, cue, candidates)
+
+    def _generate_and_probe_uncached(self, request, rendered, cut_fractions, cue, candidates):
+        prompt = self.tokenize_prompt(rendered)
+        tokens, pieces, text, finish = self.generate_tokens(prompt, request.sampling)
+        gen = self._make_generation(request, rendered, len(prompt), tokens, text, finish)
+        k0, k1 = thinking_token_span(text, pieces, self.spec.think_open, self.spec.think_close,
+                                     self._opened(rendered))
+        cuts = fraction_cuts(cut_fractions, k1 - k0)
+        scores = self.probe_tokens(lambda c: prompt + tokens[:k0 + c], cuts, cue, candidates)
+        return gen, scores
+
+    def close(self) -> None:
+        try:
+            self.llm.close()
+        finally:
+            super().close()
+
+
+def thinking_token_span(text: str, pieces: Sequence[bytes], think_open: str, think_close: str,
+                        opened: bool) -> tuple[int, int]:
+    """Token range [k0, k1) of the generated tokens that make up the thinking trace of ``text``.
+
+    The trace starts at the start (prompt already opened it) or after the model's own open tag and
+    the newlines after it; it ends at the close tag (or the end). Tokens straddling a boundary are
+    left out of the trace.
+    """
+    tag, close = think_open.strip(), think_close.strip()
+    start = 0
+    if not opened:
+        i = text.find(tag) if tag else -1
+        if i < 0:
+            return 0, 0
+        start = i + len(tag)
+        while start < len(text) and text[start] == "\n":
+            start += 1
+    end = text.find(close, start) if close else -1
+    end = len(text) if end < 0 else end
+    start_b, end_b = len(text[:start].encode("utf-8")), len(text[:end].encode("utf-8"))
+    cum = np.cumsum([0] + [len(p) for p in pieces])
+    k0 = int(np.searchsorted(cum, start_b, side="left"))
+    k1 = int(np.searchsorted(cum, end_b, side="right")) - 1
+    return k0, max(k0, k1)

@@ -1,0 +1,138 @@
+"""The model registry (config/models.yaml): validation and resolution of one entry to a ``ModelSpec``.
+
+The schema of one entry is config/schema/models.schema.yaml (every key typed, described, defaulted).
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+
+import yaml
+
+from thinkbias.llm.types import ModelSpec
+
+SCHEMA_PATH = Path(__file__).resolve().parents[2] / "config/schema/models.schema.yaml"
+BACKENDS = ("llamacpp", "vllm", "openai")
+
+
+def load_entry_schema(path: str | Path = SCHEMA_PATH) -> dict:
+    """The JSON schema of one registry entry."""
+    return yaml.safe_load(Path(path).read_text())
+
+
+def validate_entry(model_id: str, entry: dict, schema: dict | None = None) -> dict:
+    """Check one registry entry and return it with defaults filled.
+
+    Raises ``ValueError`` naming the model and the offending key (unknown backend, unknown key,
+    wrong type). Uses jsonschema when installed, else checks backend, unknown keys and enums.
+    """
+    if not isinstance(entry, dict):
+        raise ValueError(f"registry entry '{model_id}' must be a mapping, got {type(entry).__name__}")
+    schema = schema or load_entry_schema()
+    props = schema["properties"]
+    backend = entry.get("backend")
+    if backend not in BACKENDS:
+        raise ValueError(
+            f"model '{model_id}': unknown backend {backend!r} (expected one of {', '.join(BACKENDS)})"
+        )
+    unknown = sorted(set(entry) - set(props))
+    if unknown:
+        raise ValueError(
+            f"model '{model_id}': unknown registry key(s) {', '.join(unknown)} "
+            f"(backend options go under 'extra'; known keys: {', '.join(props)})"
+        )
+    try:
+        import jsonschema
+    except ImportError:  # minimal check in envs without jsonschema
+        for key, sub in props.items():
+            if key in entry and "enum" in sub and entry[key] not in sub["enum"]:
+                raise ValueError(f"model '{model_id}': {key}={entry[key]!r} not in {sub['enum']}")
+    else:
+        errors = list(jsonschema.Draft202012Validator(schema).iter_errors(entry))
+        if errors:
+            msgs = "; ".join(
+                f"{'.'.join(map(str, e.absolute_path)) or '(entry)'}: {e.message}" for e in errors
+            )
+            raise ValueError(f"model '{model_id}': invalid registry entry: {msgs}")
+    filled = {k: sub.get("default") for k, sub in props.items() if "default" in sub}
+    filled.update(entry)
+    return filled
+
+
+def read_registry(registry_path: str | Path) -> dict:
+    """The whole registry as a dict (model id -> raw entry)."""
+    return yaml.safe_load(Path(registry_path).read_text()) or {}
+
+
+def default_weights(model_id: str, entry: dict, base: Path) -> str:
+    """Local weights of an entry: the first file (GGUF) or the model folder (vLLM snapshot).
+
+    Looked up under ``resources/models/<id>/`` relative to the working directory, then relative
+    to ``base`` (the repository holding the registry). A vLLM model with no local folder falls back
+    to its hub repo id (vLLM downloads it). Empty for API models.
+    """
+    if entry["backend"] == "openai":
+        return ""
+    folder = Path("resources/models") / model_id
+    if entry["backend"] == "vllm":
+        candidates = [folder, base / folder]
+        for c in candidates:
+            if c.exists():
+                return str(c)
+        return (entry.get("source") or {}).get("repo") or str(folder)
+    if not entry.get("files"):
+        raise ValueError(f"model '{model_id}': a llamacpp model needs at least one entry in 'files'")
+    rel = folder / entry["files"][0]["name"]
+    for c in (rel, base / rel):
+        if c.exists():
+            return str(c)
+    return str(rel)
+
+
+def spec_from_entry(model_id: str, entry: dict, weights: str = "", base: Path | None = None) -> ModelSpec:
+    """Resolve a validated, default-filled entry to a ``ModelSpec``."""
+    base = base or Path.cwd()
+    files = entry.get("files") or []
+    sha = files[0].get("sha256", "") if files else ""
+    if not sha and entry["backend"] == "vllm":
+        sha = (entry.get("source") or {}).get("revision", "")
+    extra = dict(entry.get("extra") or {})
+    if entry.get("quantization") is not None:
+        extra.setdefault("quantization", entry["quantization"])
+    return ModelSpec(
+        id=model_id,
+        backend=entry["backend"],
+        weights=weights or default_weights(model_id, entry, base),
+        weights_sha256=sha,
+        chat_template=entry.get("chat_template"),
+        thinking=entry["thinking"],
+        think_open=entry["think_open"],
+        think_close=entry["think_close"],
+        n_ctx=int(entry["n_ctx"]),
+        gpus=int(entry["gpus"]),
+        api_base=entry.get("api_base", ""),
+        api_model=entry.get("api_model", "") or model_id,
+        api_key_env=entry.get("api_key_env", ""),
+        extra=extra,
+    )
+
+
+def load_model_spec(registry_path: str | Path, model_id: str, weights: str = "") -> ModelSpec:
+    """Read the registry, validate ``model_id``'s entry and return its ``ModelSpec``.
+
+    ``weights`` overrides the local weights path (e.g. the rule's input file).
+    """
+    registry_path = Path(registry_path)
+    registry = read_registry(registry_path)
+    if model_id not in registry:
+        raise ValueError(
+            f"model '{model_id}' is not in the registry {registry_path} (known: {', '.join(sorted(registry))})"
+        )
+    entry = validate_entry(model_id, registry[model_id])
+    return spec_from_entry(model_id, entry, weights, base=registry_path.resolve().parent.parent)
+
+
+def with_weights(spec: ModelSpec, weights: str) -> ModelSpec:
+    """A copy of ``spec`` pointing at other local weights."""
+    return replace(spec, weights=weights)

@@ -1,0 +1,89 @@
+"""Thinking control: the assistant prefill of each arm and the split of a reply into thinking and answer.
+
+Four ways a model can be made to think (``ModelSpec.thinking``):
+
+- ``native``: the model (or its chat template) opens the think block itself; the think arm has no
+  prefill, the non-thinking arm pre-fills an empty closed block.
+- ``prefill``: the assistant turn is pre-filled with ``think_open`` (``<think>\\n``) to open it.
+- ``prompt``: a model without thinking tags is asked in the user prompt to reason inside the tags
+  first (seed 000, Appendix D route), and the think tag is also pre-filled to start it off.
+- ``none``: the model has no thinking arm.
+
+The non-thinking arm is always an empty, closed think block (``<think>\\n\\n</think>\\n\\n``), which
+for distilled reasoning models is the documented way to skip the trace.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from thinkbias.llm.types import ModelSpec
+
+ARMS = ("think", "nothink")
+
+
+def arm_prefill(spec: ModelSpec, arm: str) -> str:
+    """Raw assistant prefill that puts ``spec``'s model in the given arm (``think`` or ``nothink``).
+
+    ``think``: ``think_open`` for ``prefill``/``prompt`` models, ``""`` for ``native`` ones.
+    ``nothink``: an empty closed block ``think_open + "\\n" + think_close + "\\n\\n"``.
+    A model with ``thinking: none`` has only the ``nothink`` arm, whose prefill is ``""``.
+    """
+    if arm not in ARMS:
+        raise ValueError(f"unknown arm '{arm}' (expected one of {', '.join(ARMS)})")
+    if spec.thinking == "none":
+        if arm == "think":
+            raise ValueError(f"model '{spec.id}' has thinking: none, so it has no think arm")
+        return ""
+    if arm == "think":
+        return "" if spec.thinking == "native" else spec.think_open
+    return empty_think_block(spec)
+
+
+def empty_think_block(spec: ModelSpec) -> str:
+    """The empty closed think block of the non-thinking arm, e.g. ``<think>\\n\\n</think>\\n\\n``."""
+    open_tag = spec.think_open if spec.think_open.endswith("\n") else spec.think_open + "\n"
+    return f"{open_tag}\n{spec.think_close}\n\n"
+
+
+def thinking_instruction(spec: ModelSpec) -> str:
+    """Sentence to append to the user prompt of the think arm when ``spec.thinking == "prompt"``
+    (empty for every other thinking control): reason step by step inside the tags, then answer."""
+    if spec.thinking != "prompt":
+        return ""
+    open_tag, close_tag = spec.think_open.strip(), spec.think_close.strip()
+    return (
+        f"Before answering, think it through step by step inside {open_tag} ... {close_tag} tags, "
+        f"then give your final answer after {close_tag}."
+    )
+
+
+@dataclass(frozen=True)
+class ThinkSplit:
+    """A reply split at the think tags: ``thinking`` (tags excluded) and ``answer`` (stripped)."""
+
+    thinking: str
+    answer: str
+    closed: bool
+
+
+def split_thinking(full: str, think_open: str, think_close: str, opened: bool = False) -> ThinkSplit:
+    """Split ``full`` (assistant prefill + generated text) into thinking and answer.
+
+    The trace starts after the first ``think_open`` (or at the start when the rendered prompt already
+    opened it: ``opened=True``, or when only a close tag appears) and ends at the next
+    ``think_close``. A trace that was opened but never closed is all thinking (empty answer). Text
+    with no tag at all is all answer.
+    """
+    open_tag, close_tag = think_open.strip(), think_close.strip()
+    start = 0
+    i = full.find(open_tag) if open_tag else -1
+    if i >= 0:
+        start = i + len(open_tag)
+        opened = True
+    j = full.find(close_tag, start) if close_tag else -1
+    if j >= 0:
+        return ThinkSplit(full[start:j].strip("\n"), full[j + len(close_tag):].strip(), True)
+    if opened:
+        return ThinkSplit(full[start:].strip("\n"), "", False)
+    return ThinkSplit("", full.strip(), False)
