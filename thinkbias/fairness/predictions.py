@@ -51,6 +51,12 @@ def depth_sets(columns: list[str] | pd.Index) -> dict[int, list[int]]:
     return {K: sorted(ks) for K, ks in sorted(out.items())}
 
 
+def _answer(value: object) -> str | None:
+    if value is None or (not isinstance(value, str) and pd.isna(value)) or str(value).strip() == "":
+        return None
+    return str(value).strip().capitalize()
+
+
 def validate_predictions(pred: pd.DataFrame) -> pd.DataFrame:
     """Check the schema and normalise types; raise ``ValueError`` naming what is wrong."""
     missing = [c for c in REQUIRED if c not in pred.columns]
@@ -65,8 +71,7 @@ def validate_predictions(pred: pd.DataFrame) -> pd.DataFrame:
     bad_arm = sorted(set(out["arm"]) - set(ARMS))
     if bad_arm:
         raise ValueError(f"unknown arm value(s) {bad_arm}; expected {ARMS}")
-    ans = out["answer"].astype(object).where(out["answer"].notna(), None)
-    ans = ans.map(lambda a: None if a is None or str(a).strip() == "" else str(a).strip().capitalize())
+    ans = pd.Series([_answer(a) for a in out["answer"]], index=out.index, dtype=object)
     bad_ans = sorted(set(a for a in ans if a is not None) - {"Yes", "No"})
     if bad_ans:
         raise ValueError(f"answer must be Yes, No or empty; found {bad_ans[:5]}")

@@ -1,0 +1,156 @@
+"""The Markdown report of a run: every reproduced number beside the paper's, with the difference.
+
+Paper values come from resources/paper/fairness.yaml. A value's ``measure`` names how the run
+computes it (see :data:`MEASURES`); its model/dataset scope uses registry ids, ``pooled`` meaning
+over every setting of the run. Verdicts:
+    match / differs   - the run has that model (and, for pooled values, exactly the paper's models);
+                        "=" values compare |difference| to the tolerance, bounds check the relation;
+    different model   - the run's model is not the paper's (the run's model on the same dataset is shown);
+    not run           - the dataset is not part of the run.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Callable
+
+import pandas as pd
+
+from thinkbias.fairness.markdown import format_value, to_markdown
+
+Tables = dict[str, pd.DataFrame]
+
+
+def _row(t: pd.DataFrame, model: str, dataset: str) -> pd.Series | None:
+    r = t[(t["model"] == model) & (t["dataset"] == dataset)]
+    return r.iloc[0] if len(r) else None
+
+
+def _settings(tables: Tables) -> pd.DataFrame:
+    t = tables["table2"]
+    return t[t["model"] != "pooled"]
+
+
+def _count(tables: Tables, what: str) -> float:
+    s = _settings(tables)
+    f2 = tables["figure2"]
+    if what == "c_gt_b":
+        return float((s["c"] > s["b"]).sum())
+    if what == "delta_dcf_pos":
+        return float((f2["delta_dcf"] > 0).sum())
+    if what == "abs_delta_dgroup_le_0.015":
+        return float((f2["delta_dgroup"].abs() <= 0.015).sum())
+    if what == "abs_delta_c_le_0.56":
+        return float((tables["table5"]["delta_c_pct"].abs() <= 0.56).sum())
+    if what == "probe_passes_K10":
+        return float(2 * 10 * tables["parse_counts"]["pairs"].sum())
+    raise KeyError(what)
+
+
+def measure(tables: Tables, spec: str, model: str, dataset: str) -> float:
+    """Compute one measure (``table.column``, ``table4.<from>.<column>``, ``count.<what>``,
+    ``max.<column>``, ``maxrow.<from>.<column>``) for a model/dataset scope."""
+    kind, _, rest = spec.partition(".")
+    if kind == "count":
+        return _count(tables, rest)
+    if kind == "max":
+        if rest == "abs_delta_dgroup":
+            return float(tables["figure2"]["delta_dgroup"].abs().max())
+        return float(_settings(tables)[rest].max())
+    if kind == "maxrow":
+        state, col = rest.split(".")
+        t = tables["table4"]
+        t = t[(t["model"] == model) & (t["from"] == state)]
+        return float(t[col].max()) if len(t) else math.nan
+    if kind == "table4":
+        state, col = rest.split(".")
+        t = tables["table4"]
+        r = t[(t["model"] == model) & (t["dataset"] == dataset) & (t["from"] == state)]
+        return float(r[col].iloc[0]) if len(r) else math.nan
+    r = _row(tables[kind], model, dataset)
+    return float(r[rest]) if r is not None else math.nan
+
+
+def compare(tables: Tables, paper: dict, run_models: list[str], run_datasets: list[str]) -> pd.DataFrame:
+    """One row per paper value: scope, paper value, reproduced value, difference, verdict."""
+    paper_models = list(paper["models"])
+    stand_in = sorted(run_models)[0] if run_models else ""
+    same_models = set(run_models) == set(paper_models) and set(run_datasets) == set(paper["datasets"])
+    rows = []
+    for v in paper["values"]:
+        model, dataset = v["model"], v["dataset"]
+        shown_model = model
+        if model == "pooled":
+            verdict_basis = "ok" if same_models else "different model"
+            shown_model = "pooled" if same_models else f"pooled ({', '.join(sorted(run_models))})"
+            value = measure(tables, v["measure"], model, dataset)
+        elif dataset != "pooled" and dataset not in run_datasets:
+            verdict_basis, value = "not run", math.nan
+        elif model in run_models:
+            verdict_basis = "ok"
+            value = measure(tables, v["measure"], model, dataset)
+        else:
+            verdict_basis = "different model"
+            shown_model = f"{stand_in} (for {paper['models'].get(model, model)})"
+            value = measure(tables, v["measure"], stand_in, dataset)
+        rel = v.get("relation", "=")
+        diff = value - v["value"] if rel == "=" and not math.isnan(value) else math.nan
+        if verdict_basis != "ok":
+            verdict = verdict_basis
+        elif math.isnan(value):
+            verdict = "missing"
+        elif rel == "=":
+            verdict = "match" if abs(diff) <= float(v.get("tolerance", 0)) else "differs"
+        elif rel == "<=":
+            verdict = "match" if value <= v["value"] else "differs"
+        else:
+            verdict = "match" if value >= v["value"] else "differs"
+        rows.append({"id": v["id"], "quantity": v["quantity"], "model": shown_model, "dataset": dataset,
+                     "paper": f"{'' if rel == '=' else rel + ' '}{format_value(float(v['value']), 3)}",
+                     "reproduced": value, "difference": diff, "verdict": verdict, "source": v["source"]})
+    return pd.DataFrame(rows)
+
+
+def render_report(run: str, tables: Tables, paper: dict, run_models: list[str], run_datasets: list[str],
+                  cost: pd.DataFrame, wall: pd.DataFrame | None = None) -> str:
+    """The whole Markdown report of a run."""
+    cmp_table = compare(tables, paper, run_models, run_datasets)
+    t2 = tables["table2"]
+    lines = [f"# Fairness study: run `{run}`", "",
+             f"Reproduction of {paper['paper']}. Models: {', '.join(sorted(run_models))}; "
+             f"datasets: {', '.join(run_datasets)}.", ""]
+    if not set(run_models) <= set(paper["models"]):
+        lines += ["The run's model is not one of the paper's, so each paper value is shown beside this "
+                  "model's number and the verdict reads *different model*.", ""]
+    lines += ["## Parsing and retained pairs", "",
+              "A pair is retained only if its Yes/No answer parses on both sides in both arms.", "",
+              to_markdown(tables["parse_counts"], 0), "",
+              "## Table 2: created vs resolved flips", "", to_markdown(t2, 3), "",
+              "## Reproduced vs paper", "", to_markdown(cmp_table, 3), "",
+              "## Probing cost", "",
+              "Generated tokens of both arms against the tokens evaluated by the CDPG and nothink probes "
+              "(naive: each prefix re-fed from scratch; reused: prefix computation shared across cuts).", "",
+              to_markdown(cost, 3), ""]
+    if wall is not None and len(wall):
+        lines += ["## Wall time (Snakemake benchmarks)", "", to_markdown(wall, 1), ""]
+    verdicts = cmp_table["verdict"].value_counts()
+    lines += ["## Summary", "", ", ".join(f"{k}: {int(n)}" for k, n in verdicts.items()), ""]
+    return "\n".join(lines)
+
+
+def wall_time_summary(paths: list[str]) -> pd.DataFrame:
+    """Sum the ``s`` column of Snakemake benchmark TSVs by step (the folder after ``fairness/``)."""
+    rows = []
+    for p in paths:
+        try:
+            b = pd.read_csv(p, sep="\t")
+        except (OSError, pd.errors.EmptyDataError):
+            continue
+        parts = p.replace("\\", "/").split("/")
+        step = parts[parts.index("fairness") + 1] if "fairness" in parts else "?"
+        rows.append({"step": step, "jobs": 1, "seconds": float(b["s"].iloc[0])})
+    if not rows:
+        return pd.DataFrame(columns=["step", "jobs", "seconds"])
+    return pd.DataFrame(rows).groupby("step", as_index=False).sum()
+
+
