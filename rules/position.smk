@@ -1,6 +1,455 @@
-# The position study.
+# The position study ("More Thinking, More Bias"): position bias in MCQ against reasoning length.
+# items -> prompts (4 cyclic permutations) -> generations/{model}/{mode} (sharded) -> records
+# (extraction, trajectory, CCP) -> questions (PBS, accuracy, length) -> tables, figures, report;
+# truncation continuations around CCP for the configured runs. docs/position.md walks through it.
+from thinkbias.position.plan import (
+    generation_runs,
+    n_prompts,
+    shard_count,
+    shard_slice,
+    truncation_runs,
+    truncation_shard_count,
+)
+
+POSITION = config["position"]
+POSITION_BYO = bool(POSITION.get("byo_generations"))
+POSITION_TABLES = {
+    "table1": "table1_partial_correlation",
+    "table2": "table2_summary",
+    "table3": "table3_length_bins",
+    "table4": "table4_wilcoxon",
+    "quartiles": "length_quartiles",
+}
+POSITION_FIGURES = {
+    "figure1": "figure1_length_quartiles",
+    "figure2": "figure2_configurations",
+    "figure3": "figure3_truncation",
+    "figure4": "figure4_regimes",
+}
+
+
+def position_table_path(name, ext="csv"):
+    return f"results/position/tables/{POSITION_TABLES[name]}.{ext}"
+
+
+def position_figure_path(name):
+    return f"results/position/figures/{POSITION_FIGURES[name]}.png"
+
+
+def position_raw(wildcards):
+    """Raw file of a benchmark (built by the data fetch rule)."""
+    return POSITION["benchmarks"][wildcards.benchmark]["path"]
+
+
+def position_n_questions(wildcards):
+    return int(POSITION["benchmarks"][wildcards.benchmark]["n_questions"])
+
+
+def position_n_prompts(wildcards):
+    return n_prompts(POSITION, wildcards.benchmark, wildcards.model, wildcards.mode)
+
+
+def position_shard_start(wildcards):
+    return shard_slice(int(wildcards.shard), config["shard_size"], position_n_prompts(wildcards))[0]
+
+
+def position_shard_stop(wildcards):
+    return shard_slice(int(wildcards.shard), config["shard_size"], position_n_prompts(wildcards))[1]
+
+
+def position_shard_files(wildcards):
+    """Every generation shard of one configuration, in shard order."""
+    n = shard_count(position_n_prompts(wildcards), config["shard_size"])
+    return [
+        f"results/position/{wildcards.benchmark}/generations/{wildcards.model}/{wildcards.mode}/shard-{i}.parquet"
+        for i in range(n)
+    ]
+
+
+def position_weights(wildcards):
+    return model_files(wildcards.model)
+
+
+def position_max_tokens(wildcards):
+    return int(POSITION["max_tokens"][wildcards.mode])
+
+
+def position_record_files(wildcards=None):
+    """Records of every configuration (or of the bring-your-own table)."""
+    if POSITION_BYO:
+        return ["results/position/byo/records.parquet"]
+    return [
+        f"results/position/{r['benchmark']}/records/{r['model']}/{r['mode']}.parquet"
+        for r in generation_runs(POSITION)
+    ]
+
+
+def position_truncation_files(wildcards=None):
+    """Continuation shards of every truncation configuration (none for bring-your-own outputs)."""
+    if POSITION_BYO:
+        return []
+    n = truncation_shard_count(POSITION)
+    return [
+        f"results/position/{r['benchmark']}/truncation/{r['model']}/{r['mode']}/shard-{i}.parquet"
+        for r in truncation_runs(POSITION)
+        for i in range(n)
+    ]
+
+
+def position_table_kind(wildcards):
+    """The table key (table1, ..., quartiles) of a table file name."""
+    return {v: k for k, v in POSITION_TABLES.items()}[wildcards.position_table]
+
+
+def position_table_inputs(wildcards=None):
+    return {"questions": "results/position/questions.csv", "records": "results/position/records.parquet"}
+
+
+def position_report_note():
+    source = f"bring-your-own generations {POSITION['byo_generations']}" if POSITION_BYO else (
+        "configurations " + ", ".join(f"{r['benchmark']}/{r['model']}/{r['mode']} ({r['n_questions']} questions)"
+                                      for r in generation_runs(POSITION)))
+    return (f"This run: {source}; PBS norm {POSITION['pbs_norm']}; Table 1 {POSITION['correlation']['method']} "
+            f"on {POSITION['correlation']['length_scale']} length; seed {config['seed']}.")
+
+
+rule position_items:
+    input:
+        raw=position_raw,
+    output:
+        "results/position/{benchmark}/items.csv",
+    params:
+        seed=config["seed"],
+        n_questions=position_n_questions,
+    wildcard_constraints:
+        benchmark="mmlu|arc|gpqa",
+    log:
+        "logs/position/items/{benchmark}.log",
+    conda:
+        "../envs/data.yaml"
+    script:
+        "../scripts/position/items.py"
+
+
+rule position_prompts:
+    input:
+        "results/position/{benchmark}/items.csv",
+    output:
+        "results/position/{benchmark}/prompts.parquet",
+    wildcard_constraints:
+        benchmark="mmlu|arc|gpqa",
+    log:
+        "logs/position/prompts/{benchmark}.log",
+    conda:
+        "../envs/data.yaml"
+    script:
+        "../scripts/position/prompts.py"
+
+
+rule position_generate:
+    input:
+        prompts="results/position/{benchmark}/prompts.parquet",
+        weights=position_weights,
+    output:
+        "results/position/{benchmark}/generations/{model}/{mode}/shard-{shard}.parquet",
+    params:
+        model="{model}",
+        registry=config["registry"],
+        cache_dir=CACHE_DIR,
+        max_tokens=position_max_tokens,
+        start=position_shard_start,
+        stop=position_shard_stop,
+    wildcard_constraints:
+        benchmark="mmlu|arc|gpqa",
+        model="[^/]+",
+        mode="direct|cot|reasoning",
+        shard=r"\d+",
+    resources:
+        gpu=gpus_for_wildcards,
+    threads: 2
+    log:
+        "logs/position/generate/{benchmark}/{model}/{mode}/shard-{shard}.log",
+    benchmark:
+        "results/benchmarks/position/generate/{benchmark}/{model}/{mode}/shard-{shard}.tsv"
+    conda:
+        llm_env
+    script:
+        "../scripts/position/generate.py"
+
+
+rule position_gather:
+    input:
+        position_shard_files,
+    output:
+        "results/position/{benchmark}/generations/{model}/{mode}.parquet",
+    wildcard_constraints:
+        benchmark="mmlu|arc|gpqa",
+        model="[^/]+",
+        mode="direct|cot|reasoning",
+    log:
+        "logs/position/gather/{benchmark}/{model}/{mode}.log",
+    conda:
+        "../envs/analysis.yaml"
+    script:
+        "../scripts/position/gather.py"
+
+
+rule position_extract:
+    input:
+        generations="results/position/{benchmark}/generations/{model}/{mode}.parquet",
+        prompts="results/position/{benchmark}/prompts.parquet",
+    output:
+        "results/position/{benchmark}/records/{model}/{mode}.parquet",
+    params:
+        fallback=POSITION["extraction_fallback"],
+    wildcard_constraints:
+        benchmark="mmlu|arc|gpqa",
+        model="[^/]+",
+        mode="direct|cot|reasoning",
+    log:
+        "logs/position/extract/{benchmark}/{model}/{mode}.log",
+    conda:
+        "../envs/analysis.yaml"
+    script:
+        "../scripts/position/extract.py"
+
+
+rule position_byo:
+    input:
+        POSITION["byo_generations"] or "byo-generations-not-configured",
+    output:
+        "results/position/byo/records.parquet",
+    params:
+        fallback=POSITION["extraction_fallback"],
+    log:
+        "logs/position/byo/records.log",
+    conda:
+        "../envs/analysis.yaml"
+    script:
+        "../scripts/position/byo.py"
+
+
+rule position_metrics:
+    input:
+        position_record_files,
+    output:
+        records="results/position/records.parquet",
+        questions="results/position/questions.csv",
+    params:
+        pbs_norm=POSITION["pbs_norm"],
+    log:
+        "logs/position/metrics/metrics.log",
+    conda:
+        "../envs/analysis.yaml"
+    script:
+        "../scripts/position/metrics.py"
+
+
+rule position_truncate:
+    input:
+        records="results/position/{benchmark}/records/{model}/{mode}.parquet",
+        prompts="results/position/{benchmark}/prompts.parquet",
+        weights=position_weights,
+    output:
+        "results/position/{benchmark}/truncation/{model}/{mode}/shard-{shard}.parquet",
+    params:
+        model="{model}",
+        registry=config["registry"],
+        cache_dir=CACHE_DIR,
+        seed=config["seed"],
+        truncation=POSITION["truncation"],
+    wildcard_constraints:
+        benchmark="mmlu|arc|gpqa",
+        model="[^/]+",
+        mode="direct|cot|reasoning",
+        shard=r"\d+",
+    resources:
+        gpu=gpus_for_wildcards,
+    threads: 2
+    log:
+        "logs/position/truncate/{benchmark}/{model}/{mode}/shard-{shard}.log",
+    benchmark:
+        "results/benchmarks/position/truncate/{benchmark}/{model}/{mode}/shard-{shard}.tsv"
+    conda:
+        llm_env
+    script:
+        "../scripts/position/truncate.py"
+
+
+rule position_truncation_tables:
+    input:
+        position_truncation_files,
+    output:
+        continuations="results/position/truncation_continuations.csv",
+        buckets="results/position/tables/truncation_buckets.csv",
+        test="results/position/tables/truncation_before_after.csv",
+        markdown="results/position/tables/truncation.md",
+    params:
+        buckets=POSITION["truncation"]["buckets"],
+    log:
+        "logs/position/truncation_tables/truncation.log",
+    conda:
+        "../envs/analysis.yaml"
+    script:
+        "../scripts/position/truncation_tables.py"
+
+
+rule position_table:
+    input:
+        unpack(position_table_inputs),
+    output:
+        csv="results/position/tables/{position_table}.csv",
+        markdown="results/position/tables/{position_table}.md",
+    wildcard_constraints:
+        position_table="|".join(POSITION_TABLES.values()),
+    params:
+        which=position_table_kind,
+        correlation=POSITION["correlation"],
+        bins=POSITION["bins"],
+        pairs=POSITION["wilcoxon_pairs"],
+    log:
+        "logs/position/table/{position_table}.log",
+    conda:
+        "../envs/analysis.yaml"
+    script:
+        "../scripts/position/table.py"
+
+
+rule position_figure1:
+    input:
+        quartiles=position_table_path("quartiles"),
+    output:
+        position_figure_path("figure1"),
+    params:
+        which="figure1",
+    log:
+        "logs/position/figure/figure1.log",
+    conda:
+        "../envs/analysis.yaml"
+    script:
+        "../scripts/position/figure.py"
+
+
+rule position_figure2:
+    input:
+        quartiles=position_table_path("quartiles"),
+        table1=position_table_path("table1"),
+    output:
+        position_figure_path("figure2"),
+    params:
+        which="figure2",
+    log:
+        "logs/position/figure/figure2.log",
+    conda:
+        "../envs/analysis.yaml"
+    script:
+        "../scripts/position/figure.py"
+
+
+rule position_figure3:
+    input:
+        buckets="results/position/tables/truncation_buckets.csv",
+    output:
+        position_figure_path("figure3"),
+    params:
+        which="figure3",
+    log:
+        "logs/position/figure/figure3.log",
+    conda:
+        "../envs/analysis.yaml"
+    script:
+        "../scripts/position/figure.py"
+
+
+rule position_figure4:
+    input:
+        summary=position_table_path("table2"),
+    output:
+        position_figure_path("figure4"),
+    params:
+        which="figure4",
+    log:
+        "logs/position/figure/figure4.log",
+    conda:
+        "../envs/analysis.yaml"
+    script:
+        "../scripts/position/figure.py"
+
+
+rule position_report:
+    input:
+        paper="resources/paper/position.yaml",
+        table1=position_table_path("table1"),
+        table2=position_table_path("table2"),
+        table3=position_table_path("table3"),
+        table4=position_table_path("table4"),
+        quartiles=position_table_path("quartiles"),
+        truncation_buckets="results/position/tables/truncation_buckets.csv",
+        truncation_test="results/position/tables/truncation_before_after.csv",
+    output:
+        "results/position/report.md",
+    params:
+        note=position_report_note(),
+    log:
+        "logs/position/report/report.log",
+    conda:
+        "../envs/analysis.yaml"
+    script:
+        "../scripts/position/report.py"
+
+
+# Named targets: one per table and figure, and the whole study.
+rule position_table1:
+    input:
+        position_table_path("table1"),
+        position_table_path("table1", "md"),
+
+
+rule position_table2:
+    input:
+        position_table_path("table2"),
+        position_table_path("table2", "md"),
+
+
+rule position_table3:
+    input:
+        position_table_path("table3"),
+        position_table_path("table3", "md"),
+
+
+rule position_table4:
+    input:
+        position_table_path("table4"),
+        position_table_path("table4", "md"),
+
+
+rule position_fig1:
+    input:
+        position_figure_path("figure1"),
+
+
+rule position_fig2:
+    input:
+        position_figure_path("figure2"),
+
+
+rule position_fig3:
+    input:
+        position_figure_path("figure3"),
+
+
+rule position_fig4:
+    input:
+        position_figure_path("figure4"),
 
 
 def position_targets():
     """Final products of the position study for the active config."""
-    return []
+    tables = [position_table_path(k, ext) for k in POSITION_TABLES for ext in ("csv", "md")]
+    figures = [position_figure_path(k) for k in POSITION_FIGURES]
+    return tables + figures + ["results/position/tables/truncation.md", "results/position/report.md"]
+
+
+rule position:
+    input:
+        position_targets(),

@@ -1,0 +1,26 @@
+"""Generate one shard of a (benchmark, model, mode) configuration, greedy, through the engine."""
+
+import pandas as pd
+
+from thinkbias.llm import load_model_spec, open_engine
+from thinkbias.llm.run import run_requests
+from thinkbias.llm.thinking import arm_prefill, thinking_instruction
+from thinkbias.position.generation import build_requests, generations_table
+from thinkbias.workflow import rule_logging
+
+with rule_logging(snakemake.log[0]) as logger:
+    p = snakemake.params
+    prompts = pd.read_parquet(snakemake.input.prompts).iloc[p.start:p.stop]
+    weights = snakemake.input.weights[0] if snakemake.input.weights else ""
+    spec = load_model_spec(p.registry, p.model, weights=weights)
+    mode = snakemake.wildcards.mode
+    think = arm_prefill(spec, "think") if mode == "reasoning" else ""
+    nothink = arm_prefill(spec, "nothink")
+    requests = build_requests(prompts, mode, think, nothink, thinking_instruction(spec), p.max_tokens)
+    logger.info(f"{p.model}/{mode}: prompts {p.start}-{p.stop} ({len(requests)} requests)")
+    if requests:
+        with open_engine(spec, p.cache_dir, n_threads=snakemake.threads) as engine:
+            gens = run_requests(engine, requests, logger)
+    else:
+        gens = []
+    generations_table(prompts, p.model, mode, requests, gens).to_parquet(snakemake.output[0], index=False)

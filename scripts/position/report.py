@@ -1,0 +1,20 @@
+"""The Markdown report: this run's tables beside the paper's reported values."""
+
+from pathlib import Path
+
+import pandas as pd
+import yaml
+
+from thinkbias.position.report import report_markdown
+from thinkbias.workflow import rule_logging
+
+with rule_logging(snakemake.log[0]) as logger:
+    tables = {}
+    for name, path in snakemake.input.items():
+        if name == "paper":
+            continue
+        tables[name] = pd.read_csv(path, dtype={"question_id": str})
+    paper = yaml.safe_load(Path(snakemake.input.paper).read_text())
+    text = report_markdown(paper, tables, snakemake.params.note)
+    Path(snakemake.output[0]).write_text(text)
+    logger.info(f"report written ({len(text)} characters)")

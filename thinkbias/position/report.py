@@ -1,0 +1,141 @@
+"""The reproduced-vs-paper report of the position study (Markdown).
+
+The paper's numbers live in resources/paper/position.yaml in two kinds:
+- ``values``: one number of one configuration, found in a table (``table``, ``column``) by a
+  ``where`` filter whose ``model`` is the paper's model name (mapped to registry ids by the file's
+  ``models`` map). They are compared only when this run has that configuration.
+- ``claims``: statements over every configuration of the run (e.g. "extraction rate > 95% in every
+  configuration"), computed by ``claim_measure`` on whatever this config produced.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Mapping
+
+import numpy as np
+import pandas as pd
+
+from thinkbias.position.lengthbins import monotonicity
+from thinkbias.position.tables import to_markdown
+
+
+def _select(table: pd.DataFrame, where: Mapping, model_map: Mapping[str, str]) -> pd.DataFrame:
+    sel = table
+    for key, val in where.items():
+        if key in ("model", "reasoning", "reference"):
+            val = _map_model(val, model_map)
+        if key not in sel.columns:
+            return sel.iloc[0:0]
+        col = sel[key]
+        sel = sel[col.astype(str) == str(val)] if not isinstance(val, (int, float)) else sel[np.isclose(col.astype(float), float(val))]
+    return sel
+
+
+def _map_model(name: str, model_map: Mapping[str, str]) -> str:
+    """Paper model name -> registry id; "name/mode" pairs map their model part."""
+    if "/" in str(name):
+        m, mode = str(name).split("/", 1)
+        return f"{model_map.get(m, m)}/{mode}"
+    return model_map.get(name, name)
+
+
+def reproduced_value(entry: Mapping, tables: Mapping[str, pd.DataFrame], model_map: Mapping[str, str]) -> float:
+    """The run's number for one paper value (NaN when this run lacks the configuration)."""
+    table = tables.get(entry["table"])
+    if table is None or table.empty:
+        return math.nan
+    sel = _select(table, entry.get("where", {}), model_map)
+    if sel.empty or entry["column"] not in sel:
+        return math.nan
+    return float(sel[entry["column"]].iloc[0])
+
+
+def claim_measure(name: str, tables: Mapping[str, pd.DataFrame]) -> tuple[float, str]:
+    """(value, detail) of a run-level measure over every configuration of this run."""
+    t1, t2, t3, q = (tables.get(k, pd.DataFrame()) for k in ("table1", "table2", "table3", "quartiles"))
+    if name == "share_reasoning_rho_positive_significant":
+        r = t1[t1["mode"] != "direct"] if len(t1) else t1
+        k = int(((r["partial_rho"] > 0) & (r["p_value"] < 0.05)).sum()) if len(r) else 0
+        return (k / len(r) if len(r) else math.nan), f"{k}/{len(r)} configurations"
+    if name in ("min_reasoning_rho", "max_reasoning_rho"):
+        r = t1[(t1["mode"] != "direct")] if len(t1) else t1
+        v = r["partial_rho"].dropna()
+        return (float(v.min() if name.startswith("min") else v.max()) if len(v) else math.nan), f"{len(v)} configurations"
+    if name in ("min_extraction_rate", "min_extraction_rate_reasoning"):
+        s = t2 if name == "min_extraction_rate" or not len(t2) else t2[t2["mode"] == "reasoning"]
+        return (float(s["extraction_rate"].min()) if len(s) else math.nan), f"{len(s)} configurations, {int(s['n_records'].sum()) if len(s) else 0} records"
+    if name == "share_quartile_monotonic":
+        qq = q[q["mode"] != "direct"] if len(q) else q
+        groups = list(qq.groupby(["benchmark", "model", "mode"], sort=False)) if len(qq) else []
+        k = sum(monotonicity(g.sort_values("bin")["pbs"].to_numpy())[0] for _, g in groups)
+        return (k / len(groups) if groups else math.nan), f"{k}/{len(groups)} configurations"
+    t3 = t3[t3["mode"] == "reasoning"] if len(t3) else t3
+    if name == "share_endpoint_positive":
+        v = t3["endpoint_gradient"].dropna() if len(t3) else pd.Series(dtype=float)
+        k = int((v > 0).sum())
+        return (k / len(v) if len(v) else math.nan), f"{k}/{len(v)} cells"
+    if name == "mean_endpoint_gradient":
+        v = t3["endpoint_gradient"].dropna() if len(t3) else pd.Series(dtype=float)
+        return (float(v.mean()) if len(v) else math.nan), f"{len(v)} cells"
+    raise ValueError(f"unknown claim measure '{name}'")
+
+
+def verdict(reproduced: float, paper: float, relation: str, tolerance: float | None) -> str:
+    """"match" / "differs" / "n/a" for one comparison."""
+    if reproduced is None or math.isnan(reproduced):
+        return "n/a"
+    if relation == ">=":
+        return "match" if reproduced >= paper else "differs"
+    if relation == "<=":
+        return "match" if reproduced <= paper else "differs"
+    if relation == ">":
+        return "match" if reproduced > paper else "differs"
+    return "match" if abs(reproduced - paper) <= (tolerance or 0.0) else "differs"
+
+
+def comparison_table(paper: Mapping, tables: Mapping[str, pd.DataFrame]) -> pd.DataFrame:
+    """One row per paper value and claim: paper value, reproduced value, difference, verdict."""
+    model_map = paper.get("models", {})
+    rows = []
+    for e in paper.get("values", []):
+        got = reproduced_value(e, tables, model_map)
+        where = ", ".join(f"{k}={v}" for k, v in e.get("where", {}).items())
+        rows.append({"id": e["id"], "quantity": e["quantity"], "scope": where, "paper": float(e["value"]),
+                     "relation": e.get("relation", "="), "reproduced": got,
+                     "difference": got - float(e["value"]) if not math.isnan(got) else math.nan,
+                     "verdict": verdict(got, float(e["value"]), e.get("relation", "="), e.get("tolerance")),
+                     "source": e.get("source", "")})
+    for c in paper.get("claims", []):
+        got, detail = claim_measure(c["measure"], tables)
+        rows.append({"id": c["id"], "quantity": c["quantity"], "scope": f"this run: {detail}", "paper": float(c["value"]),
+                     "relation": c.get("relation", "="), "reproduced": got,
+                     "difference": got - float(c["value"]) if not math.isnan(got) else math.nan,
+                     "verdict": verdict(got, float(c["value"]), c.get("relation", "="), c.get("tolerance")),
+                     "source": c.get("source", "")})
+    return pd.DataFrame(rows)
+
+
+def report_markdown(paper: Mapping, tables: Mapping[str, pd.DataFrame], config_note: str) -> str:
+    """The whole report: setup note, Table 2 of this run, the comparison, the other tables."""
+    comp = comparison_table(paper, tables)
+    compared = comp[comp["verdict"] != "n/a"]
+    parts = [
+        "# Position study: reproduced vs paper\n",
+        f"Paper: {paper.get('paper', '')}\n",
+        config_note + "\n",
+        f"Compared {len(compared)} of {len(comp)} reported numbers "
+        f"({int((compared['verdict'] == 'match').sum())} within tolerance or bound); the rest need a "
+        "configuration this run does not have (n/a). Difference = reproduced - paper.\n",
+        "## This run: per-configuration summary (Table 2)\n",
+        to_markdown(tables.get("table2", pd.DataFrame())),
+        "## Reproduced vs paper\n",
+        to_markdown(comp),
+    ]
+    for key, title in (("table1", "Table 1: partial correlation"), ("quartiles", "PBS by length quartile"),
+                       ("table3", "Table 3: length-bin robustness"), ("table4", "Table 4: Wilcoxon"),
+                       ("truncation_buckets", "Truncation by absolute position"),
+                       ("truncation_test", "Truncation before vs after CCP")):
+        if key in tables:
+            parts += [f"## {title}\n", to_markdown(tables[key])]
+    return "\n".join(parts)
