@@ -1,1 +1,7 @@
-"""thinkbias: data."""
+"""thinkbias.data: raw files and the tables built from them.
+
+manifest   the source manifest (resources/manifest.yaml): files, sha256, ordered sources
+fetch      fetch a manifest file: sources in order, sha256 verified, atomic write
+loaders    raw files -> tidy tables (Adult, COMPAS, Credit, MMLU/ARC/GPQA)
+sampling   seeded, machine-independent row sampling and sub-seeds
+"""
