@@ -24,6 +24,8 @@ from thinkbias.data.loaders import (
     load_mcq,
 )
 
+FIXTURES = Path(__file__).parent / "fixtures"
+
 # --- real files -------------------------------------------------------------------------------------
 
 
@@ -149,6 +151,18 @@ def test_credit_layout_two_header_rows_and_sex_codes(tmp_path):
     assert df["sex"].tolist() == ["Female", "Male"]
     assert df["default_next_month"].tolist() == [1, 0]
     assert df.loc[1, "pay_amt4"] == 1000 and df.loc[0, "bill_amt1"] == 3913 and df.loc[1, "pay_6"] == 2
+
+
+def test_credit_reads_the_uci_xls_layout():
+    """fixtures/credit-layout.xls: three made-up clients in the UCI sheet layout (row 1: X1..X23, Y;
+    row 2: the names), written as BIFF8 .xls with xlwt 1.3.0."""
+    df = load_credit(FIXTURES / "credit-layout.xls")
+    assert tuple(df.columns) == CREDIT_COLUMNS
+    assert df["record_id"].tolist() == ["credit-1", "credit-2", "credit-3"]
+    assert df["sex"].tolist() == ["Female", "Male", "Male"]
+    assert df["default_next_month"].tolist() == [0, 1, 0]
+    assert df["limit_bal"].tolist() == [50000, 10000, 360000] and df["limit_bal"].dtype == "int64"
+    assert df.loc[1, ["pay_0", "pay_6", "bill_amt5", "pay_amt4"]].tolist() == [2, -1, 300, 200]
 
 
 def test_credit_rejects_unknown_sex_codes(tmp_path):
