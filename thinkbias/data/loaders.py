@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
+import warnings
 from pathlib import Path
 
 import pandas as pd
@@ -146,8 +147,16 @@ def load_credit(path: str | Path) -> pd.DataFrame:
     if path.suffix.lower() == ".csv":
         raw = pd.read_csv(path, header=1)
     else:
-        raw = pd.read_excel(path, header=1)
+        raw = _read_sheet(path)
     return tidy_credit(raw)
+
+
+def _read_sheet(path: Path) -> pd.DataFrame:
+    """First sheet of a BIFF .xls with xlrd, column names from its second row (pandas 3 flags the
+    xlrd engine as deprecated; it is the reader the project's environments pin)."""
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message=".*xlrd engine is deprecated.*")
+        return pd.read_excel(path, header=1, engine="xlrd")
 
 
 # --- multiple-choice benchmarks ---------------------------------------------------------------------
