@@ -138,6 +138,13 @@ def test_present_file_with_a_wrong_checksum_is_replaced(file_server, tmp_path):
     assert dest.read_bytes() == PAYLOAD and len(file_server.requests) == 1
 
 
+def test_wrong_present_file_is_named_when_no_source_can_replace_it(tmp_path, closed_port_url):
+    dest = tmp_path / "demo.csv"
+    dest.write_bytes(b"truncated")
+    with pytest.raises(FetchError, match=f"holds a file with sha256 {hashlib.sha256(b'truncated').hexdigest()}"):
+        fetch_entry(entry(UrlSource(closed_port_url)), dest, offline=False)
+
+
 def test_unpinned_file_is_accepted_and_its_checksum_recorded(file_server, tmp_path, caplog):
     (file_server.root / "demo.csv").write_bytes(PAYLOAD)
     dest = tmp_path / "demo.csv"

@@ -259,6 +259,7 @@ def fetch_entry(entry: ManifestEntry, dest: str | Path, offline: bool | None = N
     """Fetch one manifest entry to ``dest`` (see the module docstring); returns ``dest``."""
     dest = Path(dest)
     offline = offline_mode() if offline is None else offline
+    stale = ""
     if dest.exists():
         actual = sha256_file(dest)
         if entry.sha256 is None or actual == entry.sha256:
@@ -267,6 +268,7 @@ def fetch_entry(entry: ManifestEntry, dest: str | Path, offline: bool | None = N
                 _accept_unpinned(dest, actual, entry.relpath)
             return dest
         log.warning("%s exists with sha256 %s, expected %s: fetching it again", entry.relpath, actual, entry.sha256)
+        stale = f"\n{dest} holds a file with sha256 {actual}, not {entry.sha256}: delete it or fix the manifest"
     dest.parent.mkdir(parents=True, exist_ok=True)
     failures: list[str] = []
     for source in entry.sources:
@@ -299,7 +301,7 @@ def fetch_entry(entry: ManifestEntry, dest: str | Path, offline: bool | None = N
             _accept_unpinned(dest, actual, entry.relpath)
         return dest
     tried = "\n".join(f"  - {line}" for line in failures) or "  (the manifest lists no source)"
-    raise FetchError(f"could not fetch {entry.relpath}; sources tried:\n{tried}")
+    raise FetchError(f"could not fetch {entry.relpath}; sources tried:\n{tried}{stale}")
 
 
 def fetch_manifest_file(manifest_path: str | Path, relpath: str, root: str | Path = "resources",
