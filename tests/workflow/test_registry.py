@@ -1,0 +1,74 @@
+"""Every model a config names is in the registry, pinned, and runs on a known backend."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+import yaml
+
+from conftest import REPO
+
+REGISTRY = yaml.safe_load((REPO / "config/models.yaml").read_text())
+BACKENDS = {"llamacpp", "vllm", "openai"}
+CONFIGS = [p for p in sorted((REPO / "config").glob("*.yaml")) if p.name != "models.yaml"]
+
+
+def named_models(node, registry: dict) -> set[str]:
+    """Registry ids mentioned anywhere in a config (as values)."""
+    if isinstance(node, dict):
+        return set().union(set(), *(named_models(v, registry) for v in node.values()))
+    if isinstance(node, list):
+        return set().union(set(), *(named_models(v, registry) for v in node))
+    return {node} if isinstance(node, str) and node in registry else set()
+
+
+def registry_problems(model_ids: set[str], registry: dict) -> list[str]:
+    """What keeps these registry entries from being reproducible: unknown backend, unpinned revision,
+    no weight files, API entries without a model name."""
+    problems = []
+    for model_id in sorted(model_ids):
+        entry = registry[model_id]
+        backend = entry.get("backend")
+        if backend not in BACKENDS:
+            problems.append(f"{model_id}: unknown backend {backend!r}")
+            continue
+        if backend == "openai":
+            if not entry.get("api_model"):
+                problems.append(f"{model_id}: API model without api_model")
+            continue
+        if not entry.get("files"):
+            problems.append(f"{model_id}: no weight files listed")
+        if "quantize" in entry:
+            if entry["quantize"].get("from") not in registry:
+                problems.append(f"{model_id}: quantized from an unknown model")
+            continue
+        revision = str(entry.get("source", {}).get("revision", ""))
+        if not re.fullmatch(r"[0-9a-f]{40}", revision):
+            problems.append(f"{model_id}: revision {revision!r} is not a pinned commit hash")
+    return problems
+
+
+@pytest.mark.parametrize("path", CONFIGS, ids=lambda p: p.name)
+def test_config_models_are_pinned(path: Path):
+    cfg = yaml.safe_load(path.read_text())
+    enabled = {k: v for k, v in cfg.items() if isinstance(v, dict) and v.get("enabled", True)}
+    models = named_models(enabled, REGISTRY)
+    assert models, f"{path.name} names no registry model"
+    assert not registry_problems(models, REGISTRY), "\n".join(registry_problems(models, REGISTRY))
+
+
+def test_problems_are_caught():
+    registry = {
+        "ok": {"backend": "llamacpp", "files": [{"name": "m.gguf"}], "source": {"revision": "a" * 40}},
+        "bad-backend": {"backend": "tensorrt"},
+        "branch": {"backend": "vllm", "files": [{"name": "x"}], "source": {"revision": "main"}},
+        "api": {"backend": "openai"},
+    }
+    problems = registry_problems(set(registry), registry)
+    assert problems == [
+        "api: API model without api_model",
+        "bad-backend: unknown backend 'tensorrt'",
+        "branch: revision 'main' is not a pinned commit hash",
+    ]
