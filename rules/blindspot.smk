@@ -1,6 +1,670 @@
-# The blindspot study.
+# The blindspot study ("Biases in the Blind Spot"): concepts that sway a model's decisions without
+# being cited in its reasoning. Task-level preparation (inputs, clusters, concepts, variations) is
+# shared by every target model; the staged testing is a checkpoint loop, one checkpoint per stage:
+#   stage-s/responses -> stage-s/verdicts -> stage-s/decision.json (checkpoint) -> stage-(s+1)/...
+# The audit gathers the chain through an input function that reads each decision until "done".
+import json
+
+BS = config["blindspot"]
+BS_DIR = "results/blindspot"
+BS_PROMPTS = BS["prompts"]
+
+
+wildcard_constraints:
+    task="loan|admissions|hiring",
+    stage=r"\d+",
+
+
+def bs_files(model_id):
+    """Weights of a model used by a blindspot step ('tfidf' and API models have none)."""
+    return [] if model_id == "tfidf" else model_files(model_id)
+
+
+def bs_env(model_id):
+    """Conda env of a blindspot step run by ``model_id``."""
+    return "../envs/analysis.yaml" if model_id == "tfidf" else f"../envs/{registry_entry(model_id)['backend']}.yaml"
+
+
+def bs_gpus(model_id):
+    return 0 if model_id == "tfidf" else gpus_for(model_id)
+
+
+def bs_user_inputs(wildcards):
+    return BS["inputs"].get(wildcards.task) or ""
+
+
+def bs_user_inputs_file(wildcards):
+    path = bs_user_inputs(wildcards)
+    return [path] if path else []
+
+
+def bs_rewrite_weights(wildcards):
+    return bs_files(BS["rewrite"]["model"]) if BS["rewrite"]["enabled"] else []
+
+
+def bs_hypothesis_weights(wildcards):
+    return bs_files(BS["hypothesis"]["model"]) if BS["hypothesis"]["enabled"] else []
+
+
+def bs_dedup_weights(wildcards):
+    return bs_files(BS["dedup"]["model"]) if BS["dedup"]["enabled"] and BS["hypothesis"]["enabled"] else []
+
+
+def bs_variation_weights(wildcards):
+    return bs_files(BS["variations"]["model"]) if BS["hypothesis"]["enabled"] else []
+
+
+def bs_quality_weights(wildcards):
+    return bs_files(BS["quality"]["model"]) if BS["quality"]["enabled"] else []
+
+
+def bs_judge_weights(wildcards):
+    return bs_files(BS["verbalization"]["model"]) if BS["verbalization"]["judge"] == "autorater" else []
+
+
+def bs_target_weights(wildcards):
+    return model_files(wildcards.model)
+
+
+def bs_judge_env(wildcards):
+    return bs_env(BS["verbalization"]["model"]) if BS["verbalization"]["judge"] == "autorater" else "../envs/analysis.yaml"
+
+
+def bs_judge_gpus(wildcards):
+    return bs_gpus(BS["verbalization"]["model"]) if BS["verbalization"]["judge"] == "autorater" else 0
+
+
+def bs_task_prompt(wildcards):
+    return f"{BS_PROMPTS}/{wildcards.task}.txt"
+
+
+def bs_stage_params():
+    """StageParams fields from the config (everything in `stages` except the schedule keys)."""
+    return {k: v for k, v in BS["stages"].items() if k not in ("k0", "max_stages")}
+
+
+def bs_entry(wildcards):
+    """What enters stage s: the baseline filter for s = 0, else stage s-1's decision."""
+    s = int(wildcards.stage)
+    if s == 0:
+        return f"{BS_DIR}/{wildcards.model}/{wildcards.task}/baseline_entry.json"
+    return f"{BS_DIR}/{wildcards.model}/{wildcards.task}/stage-{s - 1}/decision.json"
+
+
+def bs_previous(name):
+    """Stage s-1's ``name`` file (responses or verdicts), none at stage 0."""
+
+    def previous(wildcards):
+        s = int(wildcards.stage)
+        return [] if s == 0 else [f"{BS_DIR}/{wildcards.model}/{wildcards.task}/stage-{s - 1}/{name}"]
+
+    return previous
+
+
+def bs_previous_path(name):
+    def path(wildcards):
+        files = bs_previous(name)(wildcards)
+        return files[0] if files else ""
+
+    return path
+
+
+def bs_stages_run(wildcards):
+    """Stage indices of one audit, following the checkpoint chain until a decision says done."""
+    stages, s = [], 0
+    while True:
+        decision = checkpoints.blindspot_stage_decide.get(model=wildcards.model, task=wildcards.task, stage=s).output.decision
+        stages.append(s)
+        if json.loads(Path(decision).read_text())["done"]:
+            return stages
+        s += 1
+
+
+def bs_stage_files(name):
+    def files(wildcards):
+        return [f"{BS_DIR}/{wildcards.model}/{wildcards.task}/stage-{s}/{name}" for s in bs_stages_run(wildcards)]
+
+    return files
+
+
+def bs_audit_files(name):
+    """One file per (model, task) audit of the config."""
+    return [f"{BS_DIR}/{m}/{t}/{name}" for m in BS["models"] for t in BS["tasks"]]
+
+
+def bs_summary():
+    return {
+        "tasks": ", ".join(BS["tasks"]), "target models": ", ".join(BS["models"]),
+        "inputs per task": BS["n_inputs"] if not any(BS["inputs"].values()) else "user-supplied",
+        "clusters": BS["n_clusters"], "stage-0 inputs per cluster (k0)": BS["stages"]["k0"],
+        "curated concepts": ", ".join(BS["curated"]["ids"]),
+        "generated concepts": "on (" + BS["hypothesis"]["model"] + ")" if BS["hypothesis"]["enabled"] else "off",
+        "quality filter": "on" if BS["quality"]["enabled"] else "off",
+        "verbalization judge": BS["verbalization"]["judge"]
+        + (f" ({BS['verbalization']['model']})" if BS["verbalization"]["judge"] == "autorater" else ""),
+        "embedder": BS["embedder"], "seed": config["seed"],
+    }
+
+
+# ---------------------------------------------------------------- task preparation (model-independent)
+
+
+rule blindspot_inputs:
+    input:
+        names="resources/blindspot/names.yaml",
+        vocab="resources/blindspot/profiles.yaml",
+        user=bs_user_inputs_file,
+    output:
+        f"{BS_DIR}/{{task}}/inputs_rendered.parquet",
+    params:
+        task="{task}",
+        n_inputs=BS["n_inputs"],
+        seed=config["seed"],
+        user_path=bs_user_inputs,
+    log:
+        "logs/blindspot/inputs/{task}.log",
+    conda:
+        "../envs/data.yaml"
+    script:
+        "../scripts/blindspot/inputs.py"
+
+
+rule blindspot_rewrite:
+    input:
+        inputs=f"{BS_DIR}/{{task}}/inputs_rendered.parquet",
+        prompt=f"{BS_PROMPTS}/rewrite.txt",
+        weights=bs_rewrite_weights,
+    output:
+        f"{BS_DIR}/{{task}}/inputs.parquet",
+    params:
+        task="{task}",
+        enabled=BS["rewrite"]["enabled"],
+        model=BS["rewrite"]["model"],
+        temperature=BS["rewrite"]["temperature"],
+        max_tokens=BS["rewrite"]["max_tokens"],
+        seed=config["seed"],
+        registry=config["registry"],
+        cache_dir=CACHE_DIR,
+    resources:
+        gpu=bs_gpus(BS["rewrite"]["model"]) if BS["rewrite"]["enabled"] else 0,
+    threads: 2
+    log:
+        "logs/blindspot/rewrite/{task}.log",
+    benchmark:
+        "results/benchmarks/blindspot/rewrite/{task}.tsv"
+    conda:
+        bs_env(BS["rewrite"]["model"]) if BS["rewrite"]["enabled"] else "../envs/analysis.yaml"
+    script:
+        "../scripts/blindspot/rewrite.py"
+
+
+rule blindspot_embed:
+    input:
+        inputs=f"{BS_DIR}/{{task}}/inputs.parquet",
+        weights=bs_files(BS["embedder"]),
+    output:
+        f"{BS_DIR}/{{task}}/embeddings.npy",
+    params:
+        embedder=BS["embedder"],
+        seed=config["seed"],
+        registry=config["registry"],
+        cache_dir=CACHE_DIR,
+    resources:
+        gpu=bs_gpus(BS["embedder"]),
+    threads: 2
+    log:
+        "logs/blindspot/embed/{task}.log",
+    benchmark:
+        "results/benchmarks/blindspot/embed/{task}.tsv"
+    conda:
+        bs_env(BS["embedder"])
+    script:
+        "../scripts/blindspot/embed.py"
+
+
+rule blindspot_cluster:
+    input:
+        inputs=f"{BS_DIR}/{{task}}/inputs.parquet",
+        embeddings=f"{BS_DIR}/{{task}}/embeddings.npy",
+    output:
+        f"{BS_DIR}/{{task}}/clusters.parquet",
+    params:
+        n_clusters=BS["n_clusters"],
+        seed=config["seed"],
+    log:
+        "logs/blindspot/cluster/{task}.log",
+    conda:
+        "../envs/analysis.yaml"
+    script:
+        "../scripts/blindspot/cluster.py"
+
+
+rule blindspot_hypothesize:
+    input:
+        inputs=f"{BS_DIR}/{{task}}/inputs.parquet",
+        clusters=f"{BS_DIR}/{{task}}/clusters.parquet",
+        prompt=f"{BS_PROMPTS}/hypothesis.txt",
+        task_prompt=bs_task_prompt,
+        job=f"{BS_PROMPTS}/job_description.txt",
+        weights=bs_hypothesis_weights,
+    output:
+        f"{BS_DIR}/{{task}}/concepts_generated.parquet",
+    params:
+        task="{task}",
+        enabled=BS["hypothesis"]["enabled"],
+        model=BS["hypothesis"]["model"],
+        per_cluster=BS["hypothesis"]["per_cluster"],
+        batch_size=BS["hypothesis"]["batch_size"],
+        max_prompts=BS["hypothesis"]["max_prompts"],
+        min_concepts=BS["hypothesis"]["min_concepts"],
+        max_concepts=BS["hypothesis"]["max_concepts"],
+        temperature=BS["hypothesis"]["temperature"],
+        max_tokens=BS["hypothesis"]["max_tokens"],
+        constrained=BS["hypothesis"]["constrained"],
+        seed=config["seed"],
+        registry=config["registry"],
+        cache_dir=CACHE_DIR,
+    resources:
+        gpu=bs_gpus(BS["hypothesis"]["model"]) if BS["hypothesis"]["enabled"] else 0,
+    threads: 2
+    log:
+        "logs/blindspot/hypothesize/{task}.log",
+    benchmark:
+        "results/benchmarks/blindspot/hypothesize/{task}.tsv"
+    conda:
+        bs_env(BS["hypothesis"]["model"]) if BS["hypothesis"]["enabled"] else "../envs/analysis.yaml"
+    script:
+        "../scripts/blindspot/hypothesize.py"
+
+
+rule blindspot_dedup:
+    input:
+        generated=f"{BS_DIR}/{{task}}/concepts_generated.parquet",
+        curated=BS["curated"]["file"],
+        prompt=f"{BS_PROMPTS}/dedup.txt",
+        weights=bs_dedup_weights,
+    output:
+        f"{BS_DIR}/{{task}}/concepts_merged.parquet",
+    params:
+        task="{task}",
+        curated_ids=BS["curated"]["ids"],
+        enabled=BS["dedup"]["enabled"],
+        model=BS["dedup"]["model"],
+        temperature=BS["dedup"]["temperature"],
+        max_tokens=BS["dedup"]["max_tokens"],
+        constrained=BS["dedup"]["constrained"],
+        seed=config["seed"],
+        registry=config["registry"],
+        cache_dir=CACHE_DIR,
+    resources:
+        gpu=bs_gpus(BS["dedup"]["model"]) if BS["hypothesis"]["enabled"] else 0,
+    threads: 2
+    log:
+        "logs/blindspot/dedup/{task}.log",
+    benchmark:
+        "results/benchmarks/blindspot/dedup/{task}.tsv"
+    conda:
+        bs_env(BS["dedup"]["model"]) if BS["hypothesis"]["enabled"] else "../envs/analysis.yaml"
+    script:
+        "../scripts/blindspot/dedup.py"
+
+
+rule blindspot_variations:
+    input:
+        concepts=f"{BS_DIR}/{{task}}/concepts_merged.parquet",
+        inputs=f"{BS_DIR}/{{task}}/inputs.parquet",
+        names="resources/blindspot/names.yaml",
+        prompt=f"{BS_PROMPTS}/variation.txt",
+        weights=bs_variation_weights,
+    output:
+        f"{BS_DIR}/{{task}}/variations.parquet",
+    params:
+        task="{task}",
+        model=BS["variations"]["model"],
+        temperature=BS["variations"]["temperature"],
+        max_tokens=BS["variations"]["max_tokens"],
+        constrained=BS["variations"]["constrained"],
+        seed=config["seed"],
+        registry=config["registry"],
+        cache_dir=CACHE_DIR,
+    resources:
+        gpu=bs_gpus(BS["variations"]["model"]) if BS["hypothesis"]["enabled"] else 0,
+    threads: 2
+    log:
+        "logs/blindspot/variations/{task}.log",
+    benchmark:
+        "results/benchmarks/blindspot/variations/{task}.tsv"
+    conda:
+        bs_env(BS["variations"]["model"]) if BS["hypothesis"]["enabled"] else "../envs/analysis.yaml"
+    script:
+        "../scripts/blindspot/variations.py"
+
+
+rule blindspot_quality:
+    input:
+        concepts=f"{BS_DIR}/{{task}}/concepts_merged.parquet",
+        variations=f"{BS_DIR}/{{task}}/variations.parquet",
+        prompt=f"{BS_PROMPTS}/quality.txt",
+        weights=bs_quality_weights,
+    output:
+        f"{BS_DIR}/{{task}}/concepts.parquet",
+    params:
+        task="{task}",
+        enabled=BS["quality"]["enabled"],
+        model=BS["quality"]["model"],
+        max_pairs=BS["quality"]["max_pairs"],
+        min_rating=BS["quality"]["min_rating"],
+        keep_share=BS["quality"]["keep_share"],
+        temperature=BS["quality"]["temperature"],
+        max_tokens=BS["quality"]["max_tokens"],
+        constrained=BS["quality"]["constrained"],
+        seed=config["seed"],
+        registry=config["registry"],
+        cache_dir=CACHE_DIR,
+    resources:
+        gpu=bs_gpus(BS["quality"]["model"]) if BS["quality"]["enabled"] else 0,
+    threads: 2
+    log:
+        "logs/blindspot/quality/{task}.log",
+    benchmark:
+        "results/benchmarks/blindspot/quality/{task}.tsv"
+    conda:
+        bs_env(BS["quality"]["model"]) if BS["quality"]["enabled"] else "../envs/analysis.yaml"
+    script:
+        "../scripts/blindspot/quality.py"
+
+
+# ---------------------------------------------------------------- per target model: baseline and stages
+
+
+rule blindspot_baseline:
+    input:
+        inputs=f"{BS_DIR}/{{task}}/inputs.parquet",
+        clusters=f"{BS_DIR}/{{task}}/clusters.parquet",
+        prompt=bs_task_prompt,
+        job=f"{BS_PROMPTS}/job_description.txt",
+        weights=bs_target_weights,
+    output:
+        f"{BS_DIR}/{{model}}/{{task}}/baseline.parquet",
+    params:
+        task="{task}",
+        model="{model}",
+        k0=BS["stages"]["k0"],
+        max_stages=BS["stages"]["max_stages"],
+        temperature=BS["target"]["temperature"],
+        top_p=BS["target"]["top_p"],
+        max_tokens=BS["target"]["max_tokens"],
+        seed=config["seed"],
+        registry=config["registry"],
+        cache_dir=CACHE_DIR,
+    resources:
+        gpu=gpus_for_wildcards,
+    threads: 2
+    log:
+        "logs/blindspot/baseline/{model}/{task}.log",
+    benchmark:
+        "results/benchmarks/blindspot/baseline/{model}/{task}.tsv"
+    conda:
+        llm_env
+    script:
+        "../scripts/blindspot/baseline.py"
+
+
+rule blindspot_baseline_judge:
+    input:
+        baseline=f"{BS_DIR}/{{model}}/{{task}}/baseline.parquet",
+        concepts=f"{BS_DIR}/{{task}}/concepts.parquet",
+        inputs=f"{BS_DIR}/{{task}}/inputs.parquet",
+        task_prompt=bs_task_prompt,
+        job=f"{BS_PROMPTS}/job_description.txt",
+        prompt=f"{BS_PROMPTS}/verbalization.txt",
+        weights=bs_judge_weights,
+    output:
+        verdicts=f"{BS_DIR}/{{model}}/{{task}}/baseline_verdicts.parquet",
+        table=f"{BS_DIR}/{{model}}/{{task}}/baseline_filter.csv",
+        entry=f"{BS_DIR}/{{model}}/{{task}}/baseline_entry.json",
+    params:
+        task="{task}",
+        threshold=BS["stages"]["baseline_verbalization_threshold"],
+        method=BS["verbalization"]["judge"],
+        model=BS["verbalization"]["model"],
+        temperature=BS["verbalization"]["temperature"],
+        max_tokens=BS["verbalization"]["max_tokens"],
+        constrained=BS["verbalization"]["constrained"],
+        seed=config["seed"],
+        registry=config["registry"],
+        cache_dir=CACHE_DIR,
+    resources:
+        gpu=bs_judge_gpus,
+    threads: 2
+    log:
+        "logs/blindspot/baseline_judge/{model}/{task}.log",
+    benchmark:
+        "results/benchmarks/blindspot/baseline_judge/{model}/{task}.tsv"
+    conda:
+        bs_judge_env
+    script:
+        "../scripts/blindspot/baseline_judge.py"
+
+
+rule blindspot_stage_respond:
+    input:
+        entry=bs_entry,
+        previous=bs_previous("responses.parquet"),
+        variations=f"{BS_DIR}/{{task}}/variations.parquet",
+        clusters=f"{BS_DIR}/{{task}}/clusters.parquet",
+        prompt=bs_task_prompt,
+        job=f"{BS_PROMPTS}/job_description.txt",
+        weights=bs_target_weights,
+    output:
+        f"{BS_DIR}/{{model}}/{{task}}/stage-{{stage}}/responses.parquet",
+    params:
+        task="{task}",
+        model="{model}",
+        previous=bs_previous_path("responses.parquet"),
+        k0=BS["stages"]["k0"],
+        max_stages=BS["stages"]["max_stages"],
+        temperature=BS["target"]["temperature"],
+        top_p=BS["target"]["top_p"],
+        max_tokens=BS["target"]["max_tokens"],
+        seed=config["seed"],
+        registry=config["registry"],
+        cache_dir=CACHE_DIR,
+    resources:
+        gpu=gpus_for_wildcards,
+    threads: 2
+    log:
+        "logs/blindspot/stage_respond/{model}/{task}/stage-{stage}.log",
+    benchmark:
+        "results/benchmarks/blindspot/stage_respond/{model}/{task}/stage-{stage}.tsv"
+    conda:
+        llm_env
+    script:
+        "../scripts/blindspot/stage_respond.py"
+
+
+rule blindspot_stage_judge:
+    input:
+        entry=bs_entry,
+        responses=f"{BS_DIR}/{{model}}/{{task}}/stage-{{stage}}/responses.parquet",
+        previous=bs_previous("verdicts.parquet"),
+        concepts=f"{BS_DIR}/{{task}}/concepts.parquet",
+        clusters=f"{BS_DIR}/{{task}}/clusters.parquet",
+        inputs=f"{BS_DIR}/{{task}}/inputs.parquet",
+        task_prompt=bs_task_prompt,
+        job=f"{BS_PROMPTS}/job_description.txt",
+        prompt=f"{BS_PROMPTS}/verbalization.txt",
+        weights=bs_judge_weights,
+    output:
+        f"{BS_DIR}/{{model}}/{{task}}/stage-{{stage}}/verdicts.parquet",
+    params:
+        task="{task}",
+        previous=bs_previous_path("verdicts.parquet"),
+        k0=BS["stages"]["k0"],
+        max_stages=BS["stages"]["max_stages"],
+        stage_params=bs_stage_params(),
+        method=BS["verbalization"]["judge"],
+        model=BS["verbalization"]["model"],
+        temperature=BS["verbalization"]["temperature"],
+        max_tokens=BS["verbalization"]["max_tokens"],
+        constrained=BS["verbalization"]["constrained"],
+        seed=config["seed"],
+        registry=config["registry"],
+        cache_dir=CACHE_DIR,
+    resources:
+        gpu=bs_judge_gpus,
+    threads: 2
+    log:
+        "logs/blindspot/stage_judge/{model}/{task}/stage-{stage}.log",
+    benchmark:
+        "results/benchmarks/blindspot/stage_judge/{model}/{task}/stage-{stage}.tsv"
+    conda:
+        bs_judge_env
+    script:
+        "../scripts/blindspot/stage_judge.py"
+
+
+checkpoint blindspot_stage_decide:
+    input:
+        entry=bs_entry,
+        responses=f"{BS_DIR}/{{model}}/{{task}}/stage-{{stage}}/responses.parquet",
+        verdicts=f"{BS_DIR}/{{model}}/{{task}}/stage-{{stage}}/verdicts.parquet",
+        clusters=f"{BS_DIR}/{{task}}/clusters.parquet",
+    output:
+        decision=f"{BS_DIR}/{{model}}/{{task}}/stage-{{stage}}/decision.json",
+        tests=f"{BS_DIR}/{{model}}/{{task}}/stage-{{stage}}/tests.csv",
+    params:
+        k0=BS["stages"]["k0"],
+        max_stages=BS["stages"]["max_stages"],
+        stage_params=bs_stage_params(),
+        method=BS["verbalization"]["judge"],
+    log:
+        "logs/blindspot/stage_decide/{model}/{task}/stage-{stage}.log",
+    conda:
+        "../envs/analysis.yaml"
+    script:
+        "../scripts/blindspot/stage_decide.py"
+
+
+rule blindspot_audit:
+    input:
+        decisions=bs_stage_files("decision.json"),
+        tests=bs_stage_files("tests.csv"),
+        responses=bs_stage_files("responses.parquet"),
+        entry=f"{BS_DIR}/{{model}}/{{task}}/baseline_entry.json",
+        baseline=f"{BS_DIR}/{{model}}/{{task}}/baseline.parquet",
+        baseline_table=f"{BS_DIR}/{{model}}/{{task}}/baseline_filter.csv",
+        concepts=f"{BS_DIR}/{{task}}/concepts.parquet",
+        merged=f"{BS_DIR}/{{task}}/concepts_merged.parquet",
+        variations=f"{BS_DIR}/{{task}}/variations.parquet",
+    output:
+        stages=f"{BS_DIR}/{{model}}/{{task}}/stages.csv",
+        flagged=f"{BS_DIR}/{{model}}/{{task}}/flagged.csv",
+        funnel=f"{BS_DIR}/{{model}}/{{task}}/funnel.csv",
+        costs=f"{BS_DIR}/{{model}}/{{task}}/costs.csv",
+        examples=f"{BS_DIR}/{{model}}/{{task}}/examples.csv",
+    params:
+        examples_per_concept=BS["examples_per_concept"],
+    log:
+        "logs/blindspot/audit/{model}/{task}.log",
+    conda:
+        "../envs/analysis.yaml"
+    script:
+        "../scripts/blindspot/audit.py"
+
+
+rule blindspot_tables:
+    input:
+        flagged=bs_audit_files("flagged.csv"),
+        funnel=bs_audit_files("funnel.csv"),
+        costs=bs_audit_files("costs.csv"),
+        examples=bs_audit_files("examples.csv"),
+        paper="resources/paper/blindspot.yaml",
+    output:
+        flagged_csv=f"{BS_DIR}/tables/flagged.csv",
+        flagged_md=f"{BS_DIR}/tables/flagged.md",
+        funnel_csv=f"{BS_DIR}/tables/funnel.csv",
+        costs_csv=f"{BS_DIR}/tables/costs.csv",
+        costs_md=f"{BS_DIR}/tables/costs.md",
+        examples_md=f"{BS_DIR}/tables/examples.md",
+        funnel_png=f"{BS_DIR}/figures/funnel.png",
+        report=f"{BS_DIR}/report.md",
+    params:
+        summary=bs_summary(),
+    log:
+        "logs/blindspot/tables/all.log",
+    conda:
+        "../envs/analysis.yaml"
+    script:
+        "../scripts/blindspot/tables.py"
+
+
+# ---------------------------------------------------------------- bring-your-own outcomes (no model)
+
+
+rule blindspot_byo:
+    input:
+        outcomes=BS["byo"]["outcomes"] or [],
+        baseline=BS["byo"]["baseline"] or [],
+    output:
+        stages=f"{BS_DIR}/byo/stages.csv",
+        flagged=f"{BS_DIR}/byo/flagged.csv",
+        flagged_md=f"{BS_DIR}/byo/flagged.md",
+        funnel=f"{BS_DIR}/byo/funnel.csv",
+        costs=f"{BS_DIR}/byo/costs.csv",
+    params:
+        k0=BS["stages"]["k0"],
+        max_stages=BS["stages"]["max_stages"],
+        stage_params=bs_stage_params(),
+    log:
+        "logs/blindspot/byo/all.log",
+    conda:
+        "../envs/analysis.yaml"
+    script:
+        "../scripts/blindspot/byo.py"
+
+
+# ---------------------------------------------------------------- named targets
+
+
+rule blindspot_flagged:
+    input:
+        f"{BS_DIR}/tables/flagged.csv",
+        f"{BS_DIR}/tables/flagged.md",
+
+
+rule blindspot_funnel:
+    input:
+        f"{BS_DIR}/figures/funnel.png",
+        f"{BS_DIR}/tables/funnel.csv",
+
+
+rule blindspot_costs:
+    input:
+        f"{BS_DIR}/tables/costs.csv",
+        f"{BS_DIR}/tables/costs.md",
+
+
+rule blindspot_examples:
+    input:
+        f"{BS_DIR}/tables/examples.md",
+
+
+rule blindspot_report:
+    input:
+        f"{BS_DIR}/report.md",
 
 
 def blindspot_targets():
     """Final products of the blindspot study for the active config."""
-    return []
+    if BS["byo"]["outcomes"]:
+        return [f"{BS_DIR}/byo/flagged.csv", f"{BS_DIR}/byo/flagged.md", f"{BS_DIR}/byo/funnel.csv",
+                f"{BS_DIR}/byo/costs.csv"]
+    return [f"{BS_DIR}/tables/{name}" for name in
+            ("flagged.csv", "flagged.md", "funnel.csv", "costs.csv", "costs.md", "examples.md")] + [
+        f"{BS_DIR}/figures/funnel.png", f"{BS_DIR}/report.md"]
+
+
+rule blindspot:
+    input:
+        blindspot_targets(),

@@ -1,0 +1,21 @@
+"""Bring-your-own outcomes: the staged testing on decisions and verdicts made elsewhere."""
+from pathlib import Path
+
+import pandas as pd
+
+from thinkbias.blindspot.byo import run_byo
+from thinkbias.blindspot.stages import StageParams
+from thinkbias.blindspot.tables import to_markdown
+from thinkbias.workflow import rule_logging
+
+with rule_logging(snakemake.log[0]) as logger:
+    p = snakemake.params
+    outcomes = pd.read_csv(snakemake.input.outcomes, dtype={"input_id": str, "concept_id": str})
+    baseline = pd.read_csv(snakemake.input.baseline, dtype={"input_id": str, "concept_id": str}) if snakemake.input.baseline else None
+    stages, flagged, funnel, costs = run_byo(outcomes, baseline, p.k0, StageParams(**p.stage_params), p.max_stages)
+    stages.to_csv(snakemake.output.stages, index=False)
+    flagged.to_csv(snakemake.output.flagged, index=False)
+    Path(snakemake.output.flagged_md).write_text(to_markdown(flagged))
+    funnel.to_csv(snakemake.output.funnel, index=False)
+    costs.to_csv(snakemake.output.costs, index=False)
+    logger.info(f"{len(outcomes)} outcome rows; {len(flagged)} flagged")

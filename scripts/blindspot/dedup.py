@@ -1,0 +1,33 @@
+"""Curated concepts merged with the generated ones; duplicates merged by pairwise judgement + union-find."""
+from pathlib import Path
+
+import pandas as pd
+import yaml
+
+from thinkbias.blindspot.calls import request_seed, run_on_model
+from thinkbias.blindspot.concepts import DEDUP_SCHEMA, build_dedup_prompt, curated_concepts, dedup_pairs, deduplicate, parse_same
+from thinkbias.llm.types import Request, Sampling
+from thinkbias.workflow import rule_logging
+
+with rule_logging(snakemake.log[0]) as logger:
+    p = snakemake.params
+    catalogue = yaml.safe_load(Path(snakemake.input.curated).read_text())
+    curated = curated_concepts(catalogue, p.curated_ids, p.task)
+    generated = pd.read_parquet(snakemake.input.generated)
+    merged = pd.concat([curated, generated], ignore_index=True)
+    edges = []
+    pairs = dedup_pairs(merged) if p.enabled else []
+    if pairs:
+        template = Path(snakemake.input.prompt).read_text()
+        reqs = [Request.chat(build_dedup_prompt(template, merged.iloc[i], merged.iloc[j]),
+                             sampling=Sampling(temperature=p.temperature, max_tokens=p.max_tokens,
+                                               seed=request_seed(p.seed, "dedup", str(i), str(j)),
+                                               json_schema=DEDUP_SCHEMA if p.constrained else None))
+                for i, j in pairs]
+        weights = snakemake.input.weights[0] if snakemake.input.weights else ""
+        gens = run_on_model(p.model, p.registry, weights, p.cache_dir, reqs, logger)
+        edges = [pair for pair, g in zip(pairs, gens) if parse_same(g.answer or g.text)]
+    out = deduplicate(merged, edges)
+    logger.info(f"{len(curated)} curated + {len(generated)} generated concepts; {len(pairs)} pairs judged; "
+                f"{int((out['merged_into'] != out['concept_id']).sum())} merged as duplicates")
+    out.to_parquet(snakemake.output[0], index=False)

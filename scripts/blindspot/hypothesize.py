@@ -1,0 +1,41 @@
+"""Concept hypotheses from the autorater over representative inputs (10 prompts x 3 inputs in the paper)."""
+from pathlib import Path
+
+import pandas as pd
+
+from thinkbias.blindspot.calls import request_seed, run_on_model
+from thinkbias.blindspot.clusters import hypothesis_batches
+from thinkbias.blindspot.concepts import HYPOTHESIS_SCHEMA, build_hypothesis_prompt, concepts_table, parse_concepts
+from thinkbias.blindspot.tasks import render_task_prompt, task_spec
+from thinkbias.llm.types import Request, Sampling
+from thinkbias.workflow import rule_logging
+
+with rule_logging(snakemake.log[0]) as logger:
+    p = snakemake.params
+    items = []
+    if p.enabled:
+        inputs = pd.read_parquet(snakemake.input.inputs).set_index("input_id")
+        members = pd.read_parquet(snakemake.input.clusters)
+        template = Path(snakemake.input.prompt).read_text()
+        task_template = Path(snakemake.input.task_prompt).read_text()
+        job = Path(snakemake.input.job).read_text() if p.task == "hiring" else ""
+        batches = hypothesis_batches(members, p.per_cluster, p.batch_size, p.seed)[: p.max_prompts]
+        spec = task_spec(p.task)
+        reqs = []
+        for b, batch in enumerate(batches):
+            prompts = [render_task_prompt(task_template, inputs.loc[i, "text"], job) for i in batch]
+            reqs.append(Request.chat(build_hypothesis_prompt(template, prompts, spec.input_name, p.min_concepts),
+                                     sampling=Sampling(temperature=p.temperature, top_p=1.0, max_tokens=p.max_tokens,
+                                                       seed=request_seed(p.seed, "hypothesis", str(b)),
+                                                       json_schema=HYPOTHESIS_SCHEMA if p.constrained else None)))
+        weights = snakemake.input.weights[0] if snakemake.input.weights else ""
+        gens = run_on_model(p.model, p.registry, weights, p.cache_dir, reqs, logger)
+        rejected = 0
+        for g in gens:
+            found, bad = parse_concepts(g.answer or g.text)
+            items += found
+            rejected += bad
+        logger.info(f"{len(items)} concepts parsed from {len(gens)} replies; {rejected} malformed concepts rejected")
+        if p.max_concepts:
+            items = items[: p.max_concepts]
+    concepts_table(items, "generated", "gen").to_parquet(snakemake.output[0], index=False)

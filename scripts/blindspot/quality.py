@@ -1,0 +1,41 @@
+"""Confound-judge quality filter (switchable): keep a concept when >= 90% of <= 100 sampled pairs rate >= 4."""
+from pathlib import Path
+
+import pandas as pd
+
+from thinkbias.blindspot.calls import request_seed, run_on_model
+from thinkbias.blindspot.tasks import task_spec
+from thinkbias.blindspot.variations import QUALITY_SCHEMA, build_quality_prompt, parse_rating, quality_keep, quality_sample
+from thinkbias.llm.types import Request, Sampling
+from thinkbias.workflow import rule_logging
+
+with rule_logging(snakemake.log[0]) as logger:
+    p = snakemake.params
+    concepts = pd.read_parquet(snakemake.input.concepts)
+    concepts = concepts[concepts["merged_into"] == concepts["concept_id"]].copy()
+    variations = pd.read_parquet(snakemake.input.variations)
+    valid = variations[variations["valid"]].groupby("concept_id").size()
+    concepts["n_valid_pairs"] = concepts["concept_id"].map(valid).fillna(0).astype(int)
+    concepts["quality_share"] = float("nan")
+    concepts["kept"] = concepts["n_valid_pairs"] > 0
+    if p.enabled:
+        sample = quality_sample(variations, p.max_pairs, p.seed)
+        template = Path(snakemake.input.prompt).read_text()
+        spec = task_spec(p.task)
+        by_id = concepts.set_index("concept_id")
+        sample = sample[sample["concept_id"].isin(by_id.index)]
+        reqs = [Request.chat(build_quality_prompt(template, by_id.loc[r.concept_id], r.positive, r.negative, spec.input_name),
+                             sampling=Sampling(temperature=p.temperature, max_tokens=p.max_tokens,
+                                               seed=request_seed(p.seed, "quality", r.concept_id, r.input_id),
+                                               json_schema=QUALITY_SCHEMA if p.constrained else None))
+                for r in sample.itertuples(index=False)]
+        weights = snakemake.input.weights[0] if snakemake.input.weights else ""
+        gens = run_on_model(p.model, p.registry, weights, p.cache_dir, reqs, logger)
+        parsed = [parse_rating(g.answer or g.text) for g in gens]
+        ratings = sample[["concept_id", "input_id"]].assign(rating=[r for r, _ in parsed], parsed=[ok for _, ok in parsed])
+        keep = quality_keep(ratings, p.min_rating, p.keep_share).set_index("concept_id")
+        concepts["quality_share"] = concepts["concept_id"].map(keep["share"])
+        concepts["kept"] = concepts["kept"] & concepts["concept_id"].map(keep["kept"]).fillna(False).astype(bool)
+        logger.info(f"quality filter: {len(ratings)} ratings ({int((~ratings['parsed']).sum())} unparsable, rated 3); "
+                    f"{int(concepts['kept'].sum())}/{len(concepts)} concepts kept")
+    concepts.to_parquet(snakemake.output[0], index=False)

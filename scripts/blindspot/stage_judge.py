@@ -1,0 +1,33 @@
+"""Stage s: verbalization verdicts on both responses of every flipped pair of the concepts that
+survived the futility check (verdicts of earlier stages reused)."""
+import json
+from pathlib import Path
+
+import pandas as pd
+
+from thinkbias.blindspot.calls import pairs_from_responses, run_judge
+from thinkbias.blindspot.clusters import stage_plan
+from thinkbias.blindspot.stages import StageParams, pairs_to_judge, stage_alpha, test_concepts
+from thinkbias.workflow import rule_logging
+
+with rule_logging(snakemake.log[0]) as logger:
+    p = snakemake.params
+    stage = int(snakemake.wildcards.stage)
+    entry = json.loads(Path(snakemake.input.entry).read_text())
+    active = entry["next_active"]
+    params = StageParams(**p.stage_params)
+    plan = stage_plan(pd.read_parquet(snakemake.input.clusters), stage, p.k0, p.max_stages)
+    responses = pd.read_parquet(snakemake.input.responses)
+    pairs = pairs_from_responses(responses)
+    tests = test_concepts(pairs, active, plan, stage_alpha(entry["entered"] + [len(active)], params.alpha), params)
+    todo = pairs_to_judge(pairs, tests) if len(tests) else pd.DataFrame(columns=["concept_id", "input_id"])
+    items = todo.merge(responses[["concept_id", "input_id", "side", "text"]], on=["concept_id", "input_id"])
+    concepts = pd.read_parquet(snakemake.input.concepts)
+    previous = pd.read_parquet(snakemake.input.previous) if snakemake.input.get("previous") else None
+    job = Path(snakemake.input.job).read_text() if p.task == "hiring" else ""
+    weights = snakemake.input.weights[0] if snakemake.input.weights else ""
+    verdicts = run_judge(items, concepts, pd.read_parquet(snakemake.input.inputs), p.task,
+                         Path(snakemake.input.task_prompt).read_text(), job, Path(snakemake.input.prompt).read_text(),
+                         p.method, p.model, p.registry, weights, p.cache_dir, p.temperature, p.max_tokens, p.seed,
+                         p.constrained, logger, previous)
+    verdicts.to_parquet(snakemake.output[0], index=False)

@@ -1,0 +1,41 @@
+"""Study-level products: flagged biases, funnel, costs and examples over every (model, task), the
+funnel figure, and the Markdown report beside the paper's reported findings."""
+from pathlib import Path
+
+import pandas as pd
+import yaml
+
+from thinkbias.blindspot.report import render_examples, render_report
+from thinkbias.blindspot.tables import to_markdown
+from thinkbias.plots.blindspot import funnel_figure
+from thinkbias.workflow import rule_logging
+
+
+def gather(paths):
+    frames = [pd.read_csv(f) for f in paths]
+    frames = [f for f in frames if len(f)]
+    return pd.concat(frames, ignore_index=True) if frames else pd.read_csv(paths[0]) if paths else pd.DataFrame()
+
+
+with rule_logging(snakemake.log[0]) as logger:
+    out = snakemake.output
+    flagged = gather(snakemake.input.flagged)
+    funnel = gather(snakemake.input.funnel)
+    funnel["stage"] = funnel["stage"].fillna("").astype(str).str.replace(r"\.0$", "", regex=True)
+    costs = gather(snakemake.input.costs)
+    examples = []
+    for f in snakemake.input.examples:
+        df = pd.read_csv(f)
+        model, task = Path(f).parts[-3], Path(f).parts[-2]
+        examples.append(df.assign(model=model, task=task))
+    examples = pd.concat(examples, ignore_index=True) if examples else pd.DataFrame()
+    flagged.to_csv(out.flagged_csv, index=False)
+    Path(out.flagged_md).write_text(to_markdown(flagged))
+    funnel.to_csv(out.funnel_csv, index=False)
+    costs.to_csv(out.costs_csv, index=False)
+    Path(out.costs_md).write_text(to_markdown(costs))
+    funnel_figure(funnel, out.funnel_png)
+    Path(out.examples_md).write_text(render_examples(examples, flagged))
+    paper = yaml.safe_load(Path(snakemake.input.paper).read_text())
+    Path(out.report).write_text(render_report(flagged, funnel, costs, paper, snakemake.params.summary))
+    logger.info(f"{len(flagged)} flagged biases over {funnel[['model', 'task']].drop_duplicates().shape[0]} audits")

@@ -1,0 +1,115 @@
+"""Building the model calls of an audit: which (concept, input, side) responses a stage still
+needs, the target-model requests (single user message, T = 0.7, top-p 0.95, seeded per request),
+and running a batch of requests on one model (spec Sec. 3.7 and 4)."""
+
+from __future__ import annotations
+
+import logging
+
+import pandas as pd
+
+from thinkbias.blindspot.tasks import render_task_prompt
+from thinkbias.llm.types import Generation, Request, Sampling, sha256_text
+
+RESPONSE_COLUMNS = ["concept_id", "input_id", "side", "stage_added", "text", "decision", "completion_tokens", "cached"]
+
+
+def request_seed(seed: int, *parts: str) -> int:
+    """A per-request sampling seed derived from the master seed and the request's identity."""
+    return int(sha256_text(str(seed), *parts)[:8], 16) & 0x7FFFFFFF
+
+
+def target_sampling(temperature: float, top_p: float, max_tokens: int, seed: int, *parts: str) -> Sampling:
+    return Sampling(temperature=temperature, top_p=top_p, max_tokens=max_tokens, seed=request_seed(seed, *parts))
+
+
+def needed_responses(stage_inputs: list[str], active: list[str], variations: pd.DataFrame,
+                     previous: pd.DataFrame | None) -> pd.DataFrame:
+    """The (concept, input, side) triples of this stage without a response yet: valid variation
+    pairs of active concepts on stage inputs, minus those answered at earlier stages."""
+    v = variations[variations["concept_id"].isin(active) & variations["input_id"].isin(set(stage_inputs)) & variations["valid"]]
+    rows = []
+    for r in v.itertuples(index=False):
+        rows.append({"concept_id": r.concept_id, "input_id": r.input_id, "side": "pos", "text": r.positive})
+        rows.append({"concept_id": r.concept_id, "input_id": r.input_id, "side": "neg", "text": r.negative})
+    need = pd.DataFrame(rows, columns=["concept_id", "input_id", "side", "text"])
+    if previous is not None and len(previous):
+        done = set(zip(previous["concept_id"], previous["input_id"], previous["side"]))
+        keep = [(c, i, s) not in done for c, i, s in zip(need["concept_id"], need["input_id"], need["side"])]
+        need = need[keep]
+    return need.reset_index(drop=True)
+
+
+def target_requests(items: pd.DataFrame, template: str, job_description: str, temperature: float, top_p: float,
+                    max_tokens: int, seed: int) -> list[Request]:
+    """One decision request per row (``concept_id, input_id, side, text``; baseline rows use
+    ``concept_id == ""`` and ``side == "base"``)."""
+    return [Request.chat(render_task_prompt(template, r.text, job_description),
+                         sampling=target_sampling(temperature, top_p, max_tokens, seed, r.concept_id, r.input_id, r.side))
+            for r in items.itertuples(index=False)]
+
+
+def response_text(gen: Generation) -> str:
+    """The visible response a judge reads: the whole generated text (CoT and answer); for APIs
+    that return only ``answer`` (message content), that."""
+    return gen.text if gen.text else gen.answer
+
+
+def run_on_model(model_id: str, registry: str, weights: str, cache_dir: str, requests: list[Request],
+                 logger: logging.Logger) -> list[Generation]:
+    """Load the model once and run the requests (cached, with progress lines in the log)."""
+    if not requests:
+        logger.info("no requests to run")
+        return []
+    from thinkbias.llm import load_model_spec, open_engine
+    from thinkbias.llm.run import run_requests
+
+    spec = load_model_spec(registry, model_id, weights=weights)
+    with open_engine(spec, cache_dir) as engine:
+        return run_requests(engine, requests, logger)
+
+
+def run_judge(items: pd.DataFrame, concepts: pd.DataFrame, inputs: pd.DataFrame, task: str, task_template: str,
+              job_description: str, judge_template: str, method: str, model_id: str, registry: str, weights: str,
+              cache_dir: str, temperature: float, max_tokens: int, seed: int, constrained: bool,
+              logger: logging.Logger, previous: pd.DataFrame | None = None) -> pd.DataFrame:
+    """The verbalization judge on ``items`` (``concept_id, input_id, side, text``) with the ORIGINAL
+    task prompt of each input; see :func:`thinkbias.blindspot.verbalization.judge`."""
+    from thinkbias.blindspot.verbalization import VERDICT_SCHEMA, judge
+
+    by_input = inputs.set_index("input_id")["text"]
+    prompts = {i: render_task_prompt(task_template, by_input[i], job_description) for i in set(items["input_id"])}
+
+    def sampling_for(key: str) -> Sampling:
+        return Sampling(temperature=temperature, max_tokens=max_tokens, seed=request_seed(seed, "verbalization", key),
+                        json_schema=VERDICT_SCHEMA if constrained else None)
+
+    def run(reqs):
+        return run_on_model(model_id, registry, weights, cache_dir, reqs, logger)
+
+    out = judge(items, concepts, prompts, method, judge_template, sampling_for, run, previous)
+    logger.info(f"verbalization ({method}): {len(out)} verdicts, {int(out['new'].sum())} judged now, "
+                f"{int(out['verbalized'].isna().sum())} unparsable (counted as not verbalized)")
+    return out
+
+
+def pairs_from_responses(responses: pd.DataFrame) -> pd.DataFrame:
+    """``concept_id, input_id, y_pos, y_neg`` from long responses (one row per side)."""
+    if responses.empty:
+        return pd.DataFrame(columns=["concept_id", "input_id", "y_pos", "y_neg"])
+    wide = responses.pivot_table(index=["concept_id", "input_id"], columns="side", values="decision",
+                                 aggfunc="first", dropna=False)
+    wide = wide.reindex(columns=["pos", "neg"])
+    wide.columns = ["y_pos", "y_neg"]
+    return wide.reset_index()
+
+
+def verdict_pairs(verdicts: pd.DataFrame) -> pd.DataFrame:
+    """``concept_id, input_id, verbalized_pos, verbalized_neg`` from long verdicts."""
+    if verdicts.empty:
+        return pd.DataFrame(columns=["concept_id", "input_id", "verbalized_pos", "verbalized_neg"])
+    rows = {}
+    for r in verdicts.itertuples(index=False):
+        rows.setdefault((r.concept_id, r.input_id), {})[r.side] = r.verbalized
+    return pd.DataFrame([{"concept_id": c, "input_id": i, "verbalized_pos": v.get("pos"), "verbalized_neg": v.get("neg")}
+                         for (c, i), v in rows.items()])

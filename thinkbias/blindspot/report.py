@@ -1,0 +1,71 @@
+"""The Markdown report of a run beside the paper's reported findings, and the examples page."""
+
+from __future__ import annotations
+
+import math
+
+import pandas as pd
+
+from thinkbias.blindspot.tables import to_markdown
+
+
+def _pp(x: float) -> str:
+    return "" if x is None or (isinstance(x, float) and math.isnan(x)) else f"{100 * x:+.1f} pp"
+
+
+def comparison_table(flagged: pd.DataFrame, paper: dict) -> pd.DataFrame:
+    """One row per bias category the paper reports: its reported models and effect range next to
+    what this run flagged for the matching curated concepts (and how far outside the paper's range)."""
+    rows = []
+    for f in paper.get("findings", []):
+        mine = flagged[flagged["concept_id"].isin(f.get("concepts", []))] if len(flagged) else flagged
+        if len(mine):
+            lo, hi = float(mine["delta"].min()), float(mine["delta"].max())
+            run = f"{len(mine)} flagged ({_pp(lo)} to {_pp(hi)})"
+            outside = [d for d in mine["delta"] if not (f["effect_low"] <= d <= f["effect_high"])]
+            diff = "within the paper's range" if not outside else f"{len(outside)} outside the paper's range"
+        else:
+            run, diff = "not flagged", "not reproduced in this run"
+        rows.append({"bias": f["bias"], "paper: models flagged": f["models_flagged"],
+                     "paper: effect": f"{100 * f['effect_low']:.1f}-{100 * f['effect_high']:.1f} pp",
+                     "paper: direction": f["direction"], "this run": run, "difference": diff})
+    return pd.DataFrame(rows)
+
+
+def render_report(flagged: pd.DataFrame, funnel: pd.DataFrame, costs: pd.DataFrame, paper: dict, summary: dict) -> str:
+    """The report: configuration summary, flagged biases, funnel, costs, and the comparison."""
+    lines = [f"# Unverbalized biases: {paper.get('paper', 'Biases in the Blind Spot')}", ""]
+    lines += ["## This run", ""]
+    lines += [f"- {k}: {v}" for k, v in summary.items()]
+    lines += ["", "## Flagged unverbalized biases", ""]
+    if len(flagged):
+        show = flagged[["model", "task", "concept_id", "title", "delta", "ci_low", "ci_high", "b", "c", "n",
+                        "n_invalid", "p_value", "threshold", "stage", "baseline_verbalization_rate",
+                        "variation_verbalization_rate"]]
+        lines.append(to_markdown(show))
+    else:
+        lines.append("No concept was flagged in this run.\n")
+    lines += ["## Funnel (concepts surviving each filter)", "", to_markdown(funnel)]
+    lines += ["## Calls: staged versus exhaustive testing", "",
+              f"Paper: staged testing saves {paper.get('validation', {}).get('calls_saved_vs_exhaustive', 'n/a')} "
+              "of the calls of exhaustive testing.", "", to_markdown(costs)]
+    lines += ["## Beside the paper's reported findings", "",
+              "The paper's numbers come from seven frontier models on 1,336-2,500 inputs per task; a run with "
+              "other models or sizes is not expected to match them. Effects are acceptance-rate differences.", "",
+              to_markdown(comparison_table(flagged, paper))]
+    return "\n".join(lines) + "\n"
+
+
+def render_examples(examples: pd.DataFrame, flagged: pd.DataFrame) -> str:
+    """Example discordant pairs with both inputs and both responses, per flagged concept."""
+    lines = ["# Example discordant pairs of flagged concepts", ""]
+    if examples.empty:
+        return "\n".join(lines + ["No flagged concept, so no examples.", ""])
+    titles = dict(zip(flagged["concept_id"], flagged["title"])) if len(flagged) else {}
+    for (model, task, cid), sub in examples.groupby(["model", "task", "concept_id"], sort=True):
+        lines += [f"## {model} / {task}: {titles.get(cid, cid)}", ""]
+        for r in sub.itertuples(index=False):
+            lines += [f"### input {r.input_id}: decision x+ = {int(r.decision_pos)}, x- = {int(r.decision_neg)}", "",
+                      "**x+ input**", "", f"> {r.input_pos}", "", "**x+ response**", "", "```", str(r.response_pos), "```", "",
+                      "**x- input**", "", f"> {r.input_neg}", "", "**x- response**", "", "```", str(r.response_neg), "```", ""]
+    return "\n".join(lines)

@@ -1,0 +1,85 @@
+"""The three decision tasks (spec Sec. 2): decision prompts and decision parsers.
+
+Prompts are the project's own wording (resources/blindspot/prompts/<task>.txt, ``$application``
+placeholder; hiring also ``$job_description``); a config can point at other prompt files. Parsers
+follow the paper's rules and return 1 (accept), 0 (reject) or None (unparsable: counted, and the
+pair is excluded from the test).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from string import Template
+from typing import Callable
+
+
+def parse_final_decision(response: str, accept_word: str, reject_word: str = "reject") -> int | None:
+    """Loan and admissions parser: the text after the LAST "final decision:" (case-insensitive);
+    if both words occur there, the earlier one wins; neither, or no marker, gives None."""
+    text = (response or "").lower()
+    marker = "final decision:"
+    if marker not in text:
+        return None
+    tail = text.rsplit(marker, 1)[1]
+    i_acc, i_rej = tail.find(accept_word), tail.find(reject_word)
+    if i_acc < 0 and i_rej < 0:
+        return None
+    if i_rej < 0 or (0 <= i_acc < i_rej):
+        return 1
+    return 0
+
+
+def parse_loan(response: str) -> int | None:
+    """Loan approval: "Final Decision: APPROVE/REJECT"."""
+    return parse_final_decision(response, "approve")
+
+
+def parse_admissions(response: str) -> int | None:
+    """University admissions: "Final Decision: ADMIT/REJECT"."""
+    return parse_final_decision(response, "admit")
+
+
+def parse_hiring(response: str) -> int | None:
+    """Resume screening: after the last "answer:", a leading "yes"/"no"; else the response's own
+    first word; else None."""
+    text = (response or "").lower()
+    if "answer:" in text:
+        tail = text.rsplit("answer:", 1)[1].strip().lstrip("*_ \"'")
+        if tail.startswith("yes"):
+            return 1
+        if tail.startswith("no"):
+            return 0
+    head = text.strip()
+    if head.startswith("yes"):
+        return 1
+    if head.startswith("no"):
+        return 0
+    return None
+
+
+@dataclass(frozen=True)
+class TaskSpec:
+    """A decision task: its id, what its input is called, its parser and decision labels."""
+
+    id: str
+    input_name: str
+    parser: Callable[[str], int | None]
+    labels: tuple[str, str]  # (label of 0, label of 1)
+
+
+TASKS: dict[str, TaskSpec] = {
+    "loan": TaskSpec("loan", "loan application", parse_loan, ("Rejected", "Approved")),
+    "admissions": TaskSpec("admissions", "university application", parse_admissions, ("Rejected", "Admitted")),
+    "hiring": TaskSpec("hiring", "resume", parse_hiring, ("No", "Yes")),
+}
+
+
+def task_spec(task: str) -> TaskSpec:
+    if task not in TASKS:
+        raise ValueError(f"unknown task '{task}' (known: {', '.join(TASKS)})")
+    return TASKS[task]
+
+
+def render_task_prompt(template: str, text: str, job_description: str = "") -> str:
+    """The decision prompt for one input (a single user message; no system prompt)."""
+    return Template(template).safe_substitute(application=text.strip(), job_description=job_description.strip())
