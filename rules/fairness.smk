@@ -1,6 +1,315 @@
-# The fairness study.
+# The fairness study ("Does Thinking Help Fairness?"): records -> counterfactual prompts -> both arms
+# (think / nothink) per model x dataset, sharded -> CDPG probes -> predictions -> tables, figures, report.
+# Every output lives under results/fairness/<run>/ (config fairness.run).
+import re
+
+FAIR = config["fairness"]
+FAIR_RUN = f"results/fairness/{FAIR['run']}"
+FAIR_LOGS = f"logs/fairness/{FAIR['run']}"
+FAIR_BENCH = f"results/benchmarks/fairness/{FAIR['run']}"
+FAIR_TABLES = ("parse_counts", "identities", "table2", "figure2", "figure3", "appendix_c_curves", "appendix_c",
+               "figure4", "table3", "table3_gaps", "table4", "table5")
+FAIR_FIGURES = ("figure2", "figure3", "appendix_c", "figure4")
+FAIR_RAW = {
+    "adult": ["resources/raw/adult/adult.data", "resources/raw/adult/adult.test"],
+    "compas": ["resources/raw/compas/compas-scores-two-years.csv"],
+    "credit": ["resources/raw/credit/default_of_credit_card_clients.xls"],
+}
+
+
+def fairness_depths():
+    """Every K probed: the sensitivity set plus the main K."""
+    return sorted(set(FAIR["sensitivity_depths"]) | {FAIR["depths"]})
+
+
+def fairness_raw(wildcards):
+    """Raw files of a dataset (produced by the manifest's fetch rule)."""
+    return FAIR_RAW[wildcards.dataset]
+
+
+def fairness_weights(wildcards):
+    """Weight files of the job's model (empty for API models)."""
+    return model_files(wildcards.model)
+
+
+def fairness_shards():
+    return shard_ids(FAIR["n_records"])
+
+
+def fairness_shard_files(kind):
+    """Input helper: every shard of both arms of one setting, for generations or probes."""
+
+    def files(wildcards):
+        return expand(f"{FAIR_RUN}/{kind}/{wildcards.dataset}/{wildcards.model}/{{arm}}/shard-{{shard}}.parquet",
+                      arm=["nothink", "think"], shard=fairness_shards())
+
+    return files
+
+
+def fairness_predictions_file():
+    """The predictions table the analysis reads: the user's own (config fairness.predictions) or ours."""
+    return FAIR["predictions"] or f"{FAIR_RUN}/predictions.csv"
+
+
+def fairness_cost_files():
+    """Token cost tables (none when the predictions are brought from outside)."""
+    return [] if FAIR["predictions"] else [f"{FAIR_RUN}/cost.csv"]
+
+
+def fairness_table_files():
+    return [f"{FAIR_RUN}/tables/{name}.{ext}" for name in FAIR_TABLES for ext in ("csv", "md")]
+
+
+def fairness_figure_files():
+    return [f"{FAIR_RUN}/figures/{name}.png" for name in FAIR_FIGURES]
 
 
 def fairness_targets():
     """Final products of the fairness study for the active config."""
-    return []
+    return fairness_table_files() + fairness_figure_files() + [f"{FAIR_RUN}/report.md"]
+
+
+rule fairness_prompts:
+    input:
+        fairness_raw,
+    output:
+        f"{FAIR_RUN}/prompts/{{dataset}}.parquet",
+    params:
+        n_records=FAIR["n_records"],
+        seed=config["seed"],
+    log:
+        f"{FAIR_LOGS}/prompts/{{dataset}}.log",
+    conda:
+        "../envs/data.yaml"
+    script:
+        "../scripts/fairness/prompts.py"
+
+
+rule fairness_generate:
+    input:
+        prompts=f"{FAIR_RUN}/prompts/{{dataset}}.parquet",
+        weights=fairness_weights,
+    output:
+        f"{FAIR_RUN}/generations/{{dataset}}/{{model}}/{{arm}}/shard-{{shard}}.parquet",
+    params:
+        registry=config["registry"],
+        cache_dir=CACHE_DIR,
+        shard_size=config["shard_size"],
+        think_budget=FAIR["think_budget"],
+        answer_budget=FAIR["answer_budget"],
+    wildcard_constraints:
+        arm="think|nothink",
+        dataset="adult|compas|credit",
+        shard=r"\d+",
+    threads: 2
+    resources:
+        gpu=gpus_for_wildcards,
+    log:
+        f"{FAIR_LOGS}/generate/{{dataset}}/{{model}}/{{arm}}/shard-{{shard}}.log",
+    benchmark:
+        f"{FAIR_BENCH}/generate/{{dataset}}/{{model}}/{{arm}}/shard-{{shard}}.tsv"
+    conda:
+        llm_env
+    script:
+        "../scripts/fairness/generate.py"
+
+
+rule fairness_probe:
+    input:
+        think=f"{FAIR_RUN}/generations/{{dataset}}/{{model}}/think/shard-{{shard}}.parquet",
+        nothink=f"{FAIR_RUN}/generations/{{dataset}}/{{model}}/nothink/shard-{{shard}}.parquet",
+        weights=fairness_weights,
+    output:
+        f"{FAIR_RUN}/probes/{{dataset}}/{{model}}/{{arm}}/shard-{{shard}}.parquet",
+    params:
+        registry=config["registry"],
+        cache_dir=CACHE_DIR,
+        depths=fairness_depths(),
+    wildcard_constraints:
+        arm="think|nothink",
+        dataset="adult|compas|credit",
+        shard=r"\d+",
+    threads: 2
+    resources:
+        gpu=gpus_for_wildcards,
+    log:
+        f"{FAIR_LOGS}/probe/{{dataset}}/{{model}}/{{arm}}/shard-{{shard}}.log",
+    benchmark:
+        f"{FAIR_BENCH}/probe/{{dataset}}/{{model}}/{{arm}}/shard-{{shard}}.tsv"
+    conda:
+        llm_env
+    script:
+        "../scripts/fairness/probe.py"
+
+
+rule fairness_gather:
+    input:
+        generations=fairness_shard_files("generations"),
+        probes=fairness_shard_files("probes"),
+    output:
+        predictions=f"{FAIR_RUN}/predictions/{{dataset}}/{{model}}.parquet",
+        cost=f"{FAIR_RUN}/cost/{{dataset}}/{{model}}.csv",
+    params:
+        main_depth=FAIR["depths"],
+    log:
+        f"{FAIR_LOGS}/gather/{{dataset}}/{{model}}.log",
+    conda:
+        "../envs/analysis.yaml"
+    script:
+        "../scripts/fairness/gather.py"
+
+
+rule fairness_predictions:
+    input:
+        predictions=expand(f"{FAIR_RUN}/predictions/{{dataset}}/{{model}}.parquet",
+                           dataset=FAIR["datasets"], model=FAIR["models"]),
+        cost=expand(f"{FAIR_RUN}/cost/{{dataset}}/{{model}}.csv", dataset=FAIR["datasets"], model=FAIR["models"]),
+    output:
+        predictions=f"{FAIR_RUN}/predictions.csv",
+        cost=f"{FAIR_RUN}/cost.csv",
+    log:
+        f"{FAIR_LOGS}/predictions.log",
+    conda:
+        "../envs/analysis.yaml"
+    script:
+        "../scripts/fairness/combine.py"
+
+
+rule fairness_cells:
+    input:
+        fairness_predictions_file(),
+    output:
+        cells=f"{FAIR_RUN}/cells.parquet",
+        parse_csv=f"{FAIR_RUN}/tables/parse_counts.csv",
+        parse_md=f"{FAIR_RUN}/tables/parse_counts.md",
+        identities_csv=f"{FAIR_RUN}/tables/identities.csv",
+        identities_md=f"{FAIR_RUN}/tables/identities.md",
+    log:
+        f"{FAIR_LOGS}/cells.log",
+    conda:
+        "../envs/analysis.yaml"
+    script:
+        "../scripts/fairness/cells.py"
+
+
+rule fairness_table:
+    input:
+        f"{FAIR_RUN}/cells.parquet",
+    output:
+        csv=f"{FAIR_RUN}/tables/{{product}}.csv",
+        md=f"{FAIR_RUN}/tables/{{product}}.md",
+    wildcard_constraints:
+        product="table2|figure2|figure3|appendix_c_curves|appendix_c|figure4|table3|table3_gaps|table4|table5",
+    params:
+        n_boot=FAIR["bootstrap_samples"],
+        seed=config["seed"],
+        main_depth=FAIR["depths"],
+        noise_floor=FAIR["noise_floor"],
+    log:
+        f"{FAIR_LOGS}/tables/{{product}}.log",
+    conda:
+        "../envs/analysis.yaml"
+    script:
+        "../scripts/fairness/table.py"
+
+
+def fairness_figure_table(wildcards):
+    """The table a figure is drawn from (Appendix C draws the curves at every K)."""
+    name = "appendix_c_curves" if wildcards.figure == "appendix_c" else wildcards.figure
+    return f"{FAIR_RUN}/tables/{name}.csv"
+
+
+rule fairness_figure:
+    input:
+        fairness_figure_table,
+    output:
+        f"{FAIR_RUN}/figures/{{figure}}.png",
+    wildcard_constraints:
+        figure="figure2|figure3|appendix_c|figure4",
+    params:
+        main_depth=FAIR["depths"],
+    log:
+        f"{FAIR_LOGS}/figures/{{figure}}.log",
+    conda:
+        "../envs/analysis.yaml"
+    script:
+        "../scripts/fairness/figure.py"
+
+
+rule fairness_report:
+    input:
+        tables=[f"{FAIR_RUN}/tables/{name}.csv" for name in FAIR_TABLES],
+        paper="resources/paper/fairness.yaml",
+        cost=fairness_cost_files(),
+    output:
+        f"{FAIR_RUN}/report.md",
+    params:
+        run=FAIR["run"],
+        benchmarks=FAIR_BENCH,
+    log:
+        f"{FAIR_LOGS}/report.log",
+    conda:
+        "../envs/analysis.yaml"
+    script:
+        "../scripts/fairness/report.py"
+
+
+# Named targets: one per table and figure, and the whole study.
+rule fairness_table2:
+    input:
+        f"{FAIR_RUN}/tables/table2.csv",
+        f"{FAIR_RUN}/tables/table2.md",
+
+
+rule fairness_table3:
+    input:
+        f"{FAIR_RUN}/tables/table3.csv",
+        f"{FAIR_RUN}/tables/table3.md",
+        f"{FAIR_RUN}/tables/table3_gaps.csv",
+        f"{FAIR_RUN}/tables/table3_gaps.md",
+
+
+rule fairness_table4:
+    input:
+        f"{FAIR_RUN}/tables/table4.csv",
+        f"{FAIR_RUN}/tables/table4.md",
+
+
+rule fairness_table5:
+    input:
+        f"{FAIR_RUN}/tables/table5.csv",
+        f"{FAIR_RUN}/tables/table5.md",
+
+
+rule fairness_figure2:
+    input:
+        f"{FAIR_RUN}/figures/figure2.png",
+        f"{FAIR_RUN}/tables/figure2.csv",
+
+
+rule fairness_figure3:
+    input:
+        f"{FAIR_RUN}/figures/figure3.png",
+        f"{FAIR_RUN}/tables/figure3.csv",
+
+
+rule fairness_appendix_c:
+    input:
+        f"{FAIR_RUN}/figures/appendix_c.png",
+        f"{FAIR_RUN}/tables/appendix_c.csv",
+
+
+rule fairness_figure4:
+    input:
+        f"{FAIR_RUN}/figures/figure4.png",
+        f"{FAIR_RUN}/tables/figure4.csv",
+
+
+rule fairness_report_target:
+    input:
+        f"{FAIR_RUN}/report.md",
+
+
+rule fairness:
+    input:
+        fairness_targets(),

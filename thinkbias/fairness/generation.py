@@ -28,6 +28,8 @@ from thinkbias.fairness.predictions import depth_column
 from thinkbias.llm.types import YES_NO, Request, Sampling
 
 ANSWER_CUE = "Answer:"
+COST_COLUMNS = ("outside_mass", "trace_tokens", "n_cuts", "probe_tokens_naive", "probe_tokens_reused",
+                "probe_tokens_evaluated")
 
 GEN_COLUMNS = ["dataset", "pair_id", "side", "attribute", "arm", "user_sent", "thinking", "answer_text", "answer",
                "status", "forced_close", "finish_reason", "prompt_tokens", "completion_tokens"]
@@ -110,13 +112,20 @@ def retained_pairs(gens: pd.DataFrame) -> set[str]:
     return set(ok[ok == 4].index)
 
 
+def _evaluated(engine) -> int:
+    """Prompt-side tokens the engine has evaluated so far in this process (0 if it keeps no stats)."""
+    stats = getattr(engine, "stats", None)
+    return int(getattr(stats, "prompt_tokens", 0)) if stats is not None else 0
+
+
 def probe_arm(engine, gens: pd.DataFrame, arm: str, Ks: Sequence[int], logger: logging.Logger | None = None,
               only_pairs: set[str] | None = None) -> pd.DataFrame:
     """P(Yes) per (pair, side) of one arm: every depth of every K for think, one score for nothink.
 
     Also records the probe cost: ``trace_tokens``, ``n_cuts``, ``probe_tokens_naive`` (sum over cuts of
-    prompt + cut + cue tokens, i.e. re-feeding each prefix from scratch) and ``probe_tokens_reused``
-    (trace tokens once + the cue at every cut, i.e. with prefix reuse).
+    prompt + cut + cue tokens, i.e. re-feeding each prefix from scratch), ``probe_tokens_reused``
+    (prompt and deepest prefix once + the cue at every cut, i.e. with prefix reuse) and
+    ``probe_tokens_evaluated`` (tokens the engine actually evaluated now; 0 when served from the cache).
     """
     from thinkbias.llm.thinking import arm_prefill
 
@@ -132,16 +141,19 @@ def probe_arm(engine, gens: pd.DataFrame, arm: str, Ks: Sequence[int], logger: l
         base = {"pair_id": r["pair_id"], "side": r["side"], "arm": arm}
         if arm == "nothink":
             req = Request.chat(r["user_sent"], prefill=arm_prefill(spec, "nothink") + ANSWER_CUE)
+            before = _evaluated(engine)
             sc = engine.score(req, YES_NO)
             n_ans = engine.count_tokens(ANSWER_CUE)
             rows.append({**base, "p_yes": sc.probs["Yes"], "outside_mass": sc.outside_mass, "trace_tokens": 0,
                          "n_cuts": 1, "probe_tokens_naive": r["prompt_tokens"] + n_ans,
-                         "probe_tokens_reused": n_ans})
+                         "probe_tokens_reused": r["prompt_tokens"] + n_ans,
+                         "probe_tokens_evaluated": _evaluated(engine) - before})
             continue
         trace = r["thinking"] or ""
         n_tok = engine.count_tokens(trace) if trace else 0
         cuts = union_cuts(n_tok, Ks)
         req = Request.chat(r["user_sent"], prefill=arm_prefill(spec, "think"))
+        before = _evaluated(engine)
         scores = engine.probe(req, trace, cuts, cue, YES_NO)
         by_cut = {c: s for c, s in zip(cuts, scores)}
         row = {**base}
@@ -151,7 +163,8 @@ def probe_arm(engine, gens: pd.DataFrame, arm: str, Ks: Sequence[int], logger: l
         row.update(p_yes=by_cut[cuts[-1]].probs["Yes"], outside_mass=float(np.mean([s.outside_mass for s in scores])),
                    trace_tokens=n_tok, n_cuts=len(cuts),
                    probe_tokens_naive=int(sum(r["prompt_tokens"] + c + cue_tokens for c in cuts)),
-                   probe_tokens_reused=int(max(cuts) + len(cuts) * cue_tokens))
+                   probe_tokens_reused=int(r["prompt_tokens"] + max(cuts) + len(cuts) * cue_tokens),
+                   probe_tokens_evaluated=_evaluated(engine) - before)
         rows.append(row)
         if (j + 1) % 10 == 0:
             logger.info("probed %d/%d traces", j + 1, len(sub))
@@ -165,8 +178,7 @@ def assemble_predictions(gens: pd.DataFrame, probes: pd.DataFrame, model: str, m
     """
     keys = ["pair_id", "side", "arm"]
     g = gens[["dataset", "pair_id", "side", "attribute", "arm", "answer", "status"]].copy()
-    p = probes.drop(columns=[c for c in ("outside_mass", "trace_tokens", "n_cuts", "probe_tokens_naive",
-                                         "probe_tokens_reused") if c in probes.columns])
+    p = probes.drop(columns=[c for c in probes.columns if c in COST_COLUMNS])
     out = g.merge(p, on=keys, how="left") if len(p) else g.assign(p_yes=np.nan)
     full = depth_column(main_K, main_K)
     if full in out.columns:
@@ -188,10 +200,14 @@ def cost_summary(gens: pd.DataFrame, probes: pd.DataFrame, model: str, dataset: 
         row[f"{arm}_probe_calls"] = int(pa["n_cuts"].sum()) if len(pa) else 0
         row[f"{arm}_probe_tokens_naive"] = int(pa["probe_tokens_naive"].sum()) if len(pa) else 0
         row[f"{arm}_probe_tokens_reused"] = int(pa["probe_tokens_reused"].sum()) if len(pa) else 0
+        row[f"{arm}_probe_tokens_evaluated"] = int(pa["probe_tokens_evaluated"].sum()) if len(pa) else 0
     gen = row["nothink_generated_tokens"] + row["think_generated_tokens"]
     row["generated_tokens"] = gen
     row["probe_tokens_reused"] = row["nothink_probe_tokens_reused"] + row["think_probe_tokens_reused"]
     row["probe_tokens_naive"] = row["nothink_probe_tokens_naive"] + row["think_probe_tokens_naive"]
+    row["prompt_tokens"] = row["nothink_prompt_tokens"] + row["think_prompt_tokens"]
     row["probe_over_generated_reused"] = row["probe_tokens_reused"] / gen if gen else np.nan
     row["probe_over_generated_naive"] = row["probe_tokens_naive"] / gen if gen else np.nan
+    fwd = gen + row["prompt_tokens"]
+    row["probe_over_generation_forward_reused"] = row["probe_tokens_reused"] / fwd if fwd else np.nan
     return row

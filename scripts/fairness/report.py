@@ -1,0 +1,22 @@
+"""The run's Markdown report: reproduced numbers beside the paper's (resources/paper/fairness.yaml)."""
+import glob
+from pathlib import Path
+
+import pandas as pd
+import yaml
+
+from thinkbias.fairness.report import render_report, wall_time_summary
+from thinkbias.workflow import rule_logging
+
+with rule_logging(snakemake.log[0]) as log:
+    tables = {Path(f).stem: pd.read_csv(f) for f in snakemake.input.tables}
+    paper = yaml.safe_load(Path(snakemake.input.paper).read_text())
+    cost = pd.concat([pd.read_csv(f) for f in snakemake.input.cost], ignore_index=True) if snakemake.input.cost \
+        else pd.DataFrame(columns=["model", "dataset"])
+    counts = tables["parse_counts"]
+    models = sorted(counts["model"].astype(str).unique())
+    datasets = sorted(counts["dataset"].astype(str).unique())
+    wall = wall_time_summary(sorted(glob.glob(f"{snakemake.params.benchmarks}/**/*.tsv", recursive=True)))
+    text = render_report(snakemake.params.run, tables, paper, models, datasets, cost, wall)
+    Path(snakemake.output[0]).write_text(text)
+    log.info("report written: %d lines", text.count("\n"))

@@ -1,0 +1,66 @@
+"""CDPG on constructed probabilities: cuts, |CDPG_k| by cell, slopes, anchors and movers."""
+import numpy as np
+import pandas as pd
+import pytest
+
+from thinkbias.fairness.cdpg import (
+    anchor_mover_trajectories, cdpg_long, depth_cuts, depth_slope, mean_abs_cdpg, mover_side, slope_table, union_cuts,
+)
+from thinkbias.fairness.cells import assign_cells
+
+
+def test_depth_cuts():
+    assert depth_cuts(10, 5) == [0, 2, 4, 6, 8, 10]
+    assert depth_cuts(7, 2) == [0, 4, 7]  # 3.5 rounds half up
+    assert depth_cuts(0, 10) == [0] * 11
+    assert union_cuts(20, [5, 10]) == list(range(0, 21, 2))
+    assert set(depth_cuts(37, 5)) <= set(union_cuts(37, [5, 10, 20]))
+
+
+def constructed(K=4):
+    """Two pairs: cell c (alpha rises 0.5 -> 0.9 linearly, alpha' falls 0.5 -> 0.1), cell b (sides converge)."""
+    ks = np.arange(K + 1) / K
+    row_c = dict(model="m", dataset="d", pair_id="c1", y_alpha_nothink=0, y_alpha_prime_nothink=0,
+                 y_alpha_think=1, y_alpha_prime_think=0)
+    row_b = dict(model="m", dataset="d", pair_id="b1", y_alpha_nothink=1, y_alpha_prime_nothink=0,
+                 y_alpha_think=1, y_alpha_prime_think=1)
+    for k, x in enumerate(ks):
+        row_c[f"p_alpha_K{K}_k{k:02d}"] = 0.5 + 0.4 * x
+        row_c[f"p_alpha_prime_K{K}_k{k:02d}"] = 0.5 - 0.4 * x
+        row_b[f"p_alpha_K{K}_k{k:02d}"] = 0.8
+        row_b[f"p_alpha_prime_K{K}_k{k:02d}"] = 0.2 + 0.6 * x
+    return assign_cells(pd.DataFrame([row_c, row_b]))
+
+
+def test_cdpg_values_and_means():
+    cells = constructed()
+    long = cdpg_long(cells, 4)
+    assert len(long) == 2 * 5
+    c = long[long.pair_id == "c1"].sort_values("k")
+    np.testing.assert_allclose(c.cdpg, 0.8 * np.arange(5) / 4)
+    b = long[long.pair_id == "b1"].sort_values("k")
+    np.testing.assert_allclose(b.abs_cdpg, [0.6, 0.45, 0.3, 0.15, 0.0], atol=1e-12)
+    curves = mean_abs_cdpg(long)
+    assert set(curves.cell) == {"b", "c"} and (curves.n == 1).all()
+    slopes = slope_table(curves)
+    assert slopes.slope.iloc[0] == pytest.approx(0.8)
+    assert depth_slope(curves[curves.cell == "b"]) == pytest.approx(-0.6)
+
+
+def test_pairs_without_probes_are_left_out():
+    cells = constructed()
+    cells.loc[cells.pair_id == "b1", "p_alpha_K4_k02"] = np.nan
+    assert set(cdpg_long(cells, 4).pair_id) == {"c1"}
+    assert cdpg_long(cells, 10).empty
+
+
+def test_anchor_and_mover():
+    cells = constructed()
+    assert list(mover_side(cells)) == ["alpha", "alpha_prime"]
+    traj = anchor_mover_trajectories(cdpg_long(cells, 4), cells)
+    c_mover = traj[(traj.cell == "c") & (traj.role == "mover")].sort_values("k")
+    np.testing.assert_allclose(c_mover.mean_p_yes, 0.5 + 0.4 * np.arange(5) / 4)
+    b_anchor = traj[(traj.cell == "b") & (traj.role == "anchor")]
+    np.testing.assert_allclose(b_anchor.mean_p_yes, 0.8)
+    b_mover = traj[(traj.cell == "b") & (traj.role == "mover")].sort_values("k")
+    assert b_mover.mean_p_yes.iloc[-1] == pytest.approx(0.8)
