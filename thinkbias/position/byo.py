@@ -62,8 +62,9 @@ def normalise_byo(df: pd.DataFrame) -> pd.DataFrame:
     if bad_mode.any():
         problems.append(f"unknown modes {sorted(out.loc[bad_mode, 'mode'].unique())} (expected {list(MODES)})")
     if "correct_position" in df:
-        out["correct_position"] = [_letter(v) for v in df["correct_position"]]
-        bad = df["correct_position"].notna() & pd.Series([v is None for v in out["correct_position"]], index=df.index)
+        letters = [_letter(v) for v in df["correct_position"]]
+        out["correct_position"] = pd.Series(letters, index=df.index, dtype=object)
+        bad = df["correct_position"].notna() & pd.Series([v is None for v in letters], index=df.index)
         if bad.any():
             problems.append(f"{int(bad.sum())} rows with correct_position not in A-D / 0-3")
     else:

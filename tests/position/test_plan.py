@@ -1,0 +1,30 @@
+"""Configurations, prompt counts and shards from the config section."""
+
+import pytest
+
+from thinkbias.position.plan import generation_runs, n_prompts, shard_count, shard_slice, truncation_runs
+
+
+SECTION = {
+    "benchmarks": {"mmlu": {"path": "x", "n_questions": 10}, "arc": {"path": "y", "n_questions": 5}},
+    "runs": [{"model": "a", "mode": "reasoning"}, {"model": "b", "mode": "direct", "benchmarks": ["mmlu"], "n_questions": 3}],
+    "truncation": {"runs": [{"model": "a", "mode": "reasoning", "benchmark": "arc"}], "n_questions": 3, "questions_per_shard": 2},
+}
+
+
+def test_runs_and_counts():
+    runs = generation_runs(SECTION)
+    assert [(r["benchmark"], r["model"], r["n_questions"]) for r in runs] == [("mmlu", "a", 10), ("arc", "a", 5), ("mmlu", "b", 3)]
+    assert n_prompts(SECTION, "mmlu", "b", "direct") == 12
+    assert shard_count(12, 5) == 3 and shard_count(0, 5) == 1
+    assert [shard_slice(i, 5, 12) for i in range(4)] == [(0, 5), (5, 10), (10, 12), (12, 12)]
+    assert truncation_runs(SECTION)[0]["benchmark"] == "arc"
+
+
+def test_errors():
+    with pytest.raises(ValueError, match="not configured"):
+        generation_runs({**SECTION, "runs": [{"model": "a", "mode": "cot", "benchmarks": ["gpqa"]}]})
+    with pytest.raises(ValueError, match="twice"):
+        generation_runs({**SECTION, "runs": [{"model": "a", "mode": "cot"}] * 2})
+    with pytest.raises(ValueError, match="no generation run"):
+        truncation_runs({**SECTION, "truncation": {"runs": [{"model": "z", "mode": "cot", "benchmark": "mmlu"}]}})

@@ -1,0 +1,78 @@
+"""Tables 1, 3 and 4 on constructed per-question metrics."""
+
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from thinkbias.position.tables import (
+    length_predictor, partial_correlation_table, quartile_table, robustness_table, significance_stars, to_markdown,
+    wilcoxon_table,
+)
+from thinkbias.stats.partial_corr import partial_correlation
+
+
+def _questions(n=40, seed=0):
+    rng = np.random.default_rng(seed)
+    length = rng.uniform(100, 5000, n)
+    acc = rng.choice([0, 0.25, 0.5, 0.75, 1.0], n)
+    pbs = 0.1 * np.log10(length) - 0.1 * acc + rng.normal(0, 0.02, n)
+    q = pd.DataFrame({"benchmark": "mmlu", "model": "m", "mode": "reasoning", "question_id": [f"q{i}" for i in range(n)],
+                      "length": length, "accuracy": acc, "pbs": pbs})
+    return q
+
+
+def test_table1_uses_log_length_and_accuracy():
+    q = _questions()
+    row = partial_correlation_table(q).iloc[0]
+    ref = partial_correlation(np.log10(q["length"]), q["pbs"], q["accuracy"])
+    assert row["partial_rho"] == pytest.approx(ref.r) and row["n"] == 40 and row["controls_accuracy"]
+    assert row["partial_rho"] > 0.5 and row["significance"] == "***"
+    raw = partial_correlation_table(q, scale="raw").iloc[0]
+    assert raw["partial_rho"] == pytest.approx(partial_correlation(q["length"], q["pbs"], q["accuracy"]).r)
+
+
+def test_table1_without_accuracy_is_plain_correlation():
+    q = _questions().assign(accuracy=np.nan)
+    row = partial_correlation_table(q).iloc[0]
+    assert not row["controls_accuracy"]
+    assert row["partial_rho"] == pytest.approx(np.corrcoef(np.log10(q["length"]), q["pbs"])[0, 1])
+
+
+def test_length_predictor():
+    assert np.isnan(length_predictor(pd.Series([0.0, 100.0]))[0])
+    assert length_predictor(pd.Series([0.0, 100.0]))[1] == 2.0
+    with pytest.raises(ValueError):
+        length_predictor(pd.Series([1.0]), "sqrt")
+
+
+def test_quartiles_and_robustness():
+    q = pd.DataFrame({"benchmark": "b", "model": "m", "mode": "cot", "question_id": list("abcdefgh"),
+                      "length": [1, 2, 3, 4, 5, 6, 7, 8], "pbs": [0.0, 0.2, 0.1, 0.3, 0.4, 0.2, 0.8, 0.6],
+                      "accuracy": 0.5})
+    quart = quartile_table(q)
+    assert quart["pbs"].tolist() == pytest.approx([0.1, 0.2, 0.3, 0.7])
+    rob = robustness_table(q, (2, 4, 8)).set_index("k")
+    assert rob.loc[4, "monotonic"] and rob.loc[4, "endpoint_gradient"] == pytest.approx(0.6)
+    assert not rob.loc[8, "monotonic"] and rob.loc[8, "mark"] == "viol@2"
+    assert rob.loc[2, "bin_means"] == "0.150 / 0.500"
+
+
+def test_wilcoxon_one_sided_exact():
+    base = _questions(5)
+    other = base.assign(mode="direct", pbs=base["pbs"] - [0.1, 0.2, 0.3, 0.4, 0.5])
+    q = pd.concat([base, other])
+    t = wilcoxon_table(q, [{"reasoning": "m/reasoning", "reference": "m/direct"},
+                           {"reasoning": "m/direct", "reference": "m/reasoning"},
+                           {"reasoning": "m/reasoning", "reference": "x/cot"}])
+    assert len(t) == 2  # the pair with a missing configuration is skipped
+    # all 5 differences positive: exact one-sided p = 1 / 2^5
+    assert t.iloc[0]["p_greater"] == pytest.approx(1 / 32) and t.iloc[0]["gap"] == pytest.approx(0.3)
+    assert t.iloc[1]["p_greater"] == pytest.approx(1.0) and t.iloc[0]["n_pairs"] == 5
+
+
+def test_stars_and_markdown():
+    assert [significance_stars(p) for p in (0.2, 0.04, 0.004, 1e-5, math.nan)] == ["", "*", "**", "***", ""]
+    md = to_markdown(pd.DataFrame({"a": [0.12345, math.nan, 1e-6], "b": ["x|y", None, "z"]}))
+    assert "| 0.123 | x\\|y |" in md and "| - | - |" in md and "1.00e-06" in md
