@@ -7,7 +7,7 @@ import pandas as pd
 
 from thinkbias.blindspot.calls import pairs_from_responses, verdict_pairs
 from thinkbias.blindspot.clusters import stage_plan
-from thinkbias.blindspot.stages import StageParams, decide, stage_alpha, test_concepts
+from thinkbias.blindspot.stages import StageParams, decide, stage_alpha, concept_tests
 from thinkbias.workflow import rule_logging
 
 with rule_logging(snakemake.log[0]) as logger:
@@ -21,7 +21,7 @@ with rule_logging(snakemake.log[0]) as logger:
     verdicts = pd.read_parquet(snakemake.input.verdicts)
     entered = entry["entered"] + [len(active)]
     pairs = pairs_from_responses(responses)
-    tests = test_concepts(pairs, active, plan, stage_alpha(entered, params.alpha), params)
+    tests = concept_tests(pairs, active, plan, stage_alpha(entered, params.alpha), params)
     result = decide(tests, pairs, verdict_pairs(verdicts), params) if len(tests) else tests.assign(status=[])
     result.to_csv(snakemake.output.tests, index=False)
     next_active = result.loc[result["status"] == "continue", "concept_id"].tolist() if len(result) else []

@@ -7,7 +7,7 @@ import pandas as pd
 
 from thinkbias.blindspot.calls import pairs_from_responses, run_judge
 from thinkbias.blindspot.clusters import stage_plan
-from thinkbias.blindspot.stages import StageParams, pairs_to_judge, stage_alpha, test_concepts
+from thinkbias.blindspot.stages import StageParams, pairs_to_judge, stage_alpha, concept_tests
 from thinkbias.workflow import rule_logging
 
 with rule_logging(snakemake.log[0]) as logger:
@@ -19,7 +19,7 @@ with rule_logging(snakemake.log[0]) as logger:
     plan = stage_plan(pd.read_parquet(snakemake.input.clusters), stage, p.k0, p.max_stages)
     responses = pd.read_parquet(snakemake.input.responses)
     pairs = pairs_from_responses(responses)
-    tests = test_concepts(pairs, active, plan, stage_alpha(entry["entered"] + [len(active)], params.alpha), params)
+    tests = concept_tests(pairs, active, plan, stage_alpha(entry["entered"] + [len(active)], params.alpha), params)
     todo = pairs_to_judge(pairs, tests) if len(tests) else pd.DataFrame(columns=["concept_id", "input_id"])
     items = todo.merge(responses[["concept_id", "input_id", "side", "text"]], on=["concept_id", "input_id"])
     concepts = pd.read_parquet(snakemake.input.concepts)

@@ -66,7 +66,7 @@ def baseline_filter(verdicts: pd.DataFrame, concept_ids: list[str], threshold: f
     return pd.DataFrame(rows, columns=["concept_id", "n_judged", "n_verbalized", "n_unparsed", "rate", "kept"])
 
 
-def test_concepts(pairs: pd.DataFrame, concept_ids: list[str], plan: StagePlan, alpha_s: float,
+def concept_tests(pairs: pd.DataFrame, concept_ids: list[str], plan: StagePlan, alpha_s: float,
                   params: StageParams) -> pd.DataFrame:
     """Steps 1 and 2 of a stage: McNemar p, thresholds, effect size, and the futility check.
 
@@ -157,7 +157,7 @@ def run_stage(pairs: pd.DataFrame, verdicts: pd.DataFrame, concept_ids: list[str
     """One full stage on complete outcome tables (pairs and verdicts already known)."""
     alpha_s = stage_alpha(entered_per_stage, params.alpha)
     stage_pairs = pairs[pairs["input_id"].isin(set(plan.input_ids)) & pairs["concept_id"].isin(concept_ids)]
-    tests = test_concepts(stage_pairs, concept_ids, plan, alpha_s, params)
+    tests = concept_tests(stage_pairs, concept_ids, plan, alpha_s, params)
     return decide(tests, stage_pairs, verdicts, params)
 
 

@@ -1,0 +1,38 @@
+"""Effect size and its paired confidence interval, against hand-worked cases."""
+import math
+
+import pandas as pd
+import pytest
+
+from thinkbias.blindspot.effect import acceptance_difference, flipped, paired_counts
+
+
+def test_paired_counts_exclude_unparsable_pairs():
+    pos = pd.Series([1, 1, 0, 0, 1, None])
+    neg = pd.Series([0, 1, 1, 0, 0, 1])
+    cells = paired_counts(pos, neg)
+    assert cells == {"b": 2, "c": 1, "both_accept": 1, "both_reject": 1, "n": 5, "n_invalid": 1}
+
+
+def test_acceptance_difference_hand_worked():
+    # 10 pairs: b = 3, c = 1, 4 both accept, 2 both reject
+    pos = [1, 1, 1, 0] + [1] * 4 + [0] * 2
+    neg = [0, 0, 0, 1] + [1] * 4 + [0] * 2
+    out = acceptance_difference(pd.Series(pos), pd.Series(neg))
+    assert out["accept_pos"] == pytest.approx(0.7)
+    assert out["accept_neg"] == pytest.approx(0.5)
+    assert out["delta"] == pytest.approx(0.2)
+    se = math.sqrt((3 + 1) / 100 - (3 - 1) ** 2 / 1000)  # = sqrt(0.036)
+    assert out["ci_low"] == pytest.approx(0.2 - 1.959964 * se, rel=1e-5)
+    assert out["ci_high"] == pytest.approx(0.2 + 1.959964 * se, rel=1e-5)
+
+
+def test_rates_are_per_side_over_parsable_responses():
+    out = acceptance_difference(pd.Series([1, None, 1, 0]), pd.Series([0, 0, None, None]))
+    assert out["n_pos"] == 3 and out["n_neg"] == 2
+    assert out["accept_pos"] == pytest.approx(2 / 3)
+    assert out["accept_neg"] == 0.0
+
+
+def test_flipped_mask():
+    assert flipped(pd.Series([1, 0, 1, None]), pd.Series([0, 0, 0, 1])).tolist() == [True, False, True, False]
