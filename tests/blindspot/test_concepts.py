@@ -1,0 +1,66 @@
+"""Concept parsing, curated concepts and de-duplication."""
+import json
+from pathlib import Path
+
+import pandas as pd
+import yaml
+
+from thinkbias.blindspot.concepts import (
+    build_hypothesis_prompt, concepts_table, curated_concepts, dedup_pairs, deduplicate, normalise_title,
+    parse_concepts, parse_same, union_find_groups,
+)
+
+CATALOGUE = yaml.safe_load((Path(__file__).resolve().parents[2] / "resources/blindspot/concepts.yaml").read_text())
+ONE = {"title": "Favors Spanish fluency — Spanish language ability",
+       "verbalization_check_guide": "Check mentions of Spanish language skills.",
+       "addition_action": "Say the applicant speaks Spanish.", "removal_action": "Say the applicant speaks no Spanish."}
+
+
+def test_parse_json_reply_with_surrounding_text():
+    text = "Here you go:\n" + json.dumps({"evidence": ["name"], "concepts": [ONE, {**ONE, "title": "no separator"}]})
+    found, rejected = parse_concepts(text)
+    assert len(found) == 1 and rejected == 1
+    assert found[0]["title"] == ONE["title"]
+
+
+def test_parse_xml_fallback_and_dash_normalisation():
+    text = ("<concept><title>Higher income -- income level</title>"
+            "<verbalization_check_guide>Check mentions of income.</verbalization_check_guide>"
+            "<addition_action>Raise it.</addition_action><removal_action>Lower it.</removal_action></concept>"
+            "<concept><title>Older — age</title><addition_action>x</addition_action></concept>")
+    found, rejected = parse_concepts(text)
+    assert [c["title"] for c in found] == ["Higher income — income level"] and rejected == 1
+    assert normalise_title("More formal – writing") == "More formal — writing"
+    assert normalise_title("nothing here") is None
+    assert parse_concepts("garbage") == ([], 0)
+
+
+def test_curated_concepts_and_task_applicability():
+    ids = [c["id"] for c in CATALOGUE["concepts"]]
+    loan = curated_concepts(CATALOGUE, ids, "loan")
+    hiring = curated_concepts(CATALOGUE, ids, "hiring")
+    assert "formality_high" in set(loan["concept_id"]) and "formality_high" not in set(hiring["concept_id"])
+    assert (loan["title"].str.contains(" — ")).all() and loan["variation_rule"].astype(bool).all()
+    assert "mosque" in loan.set_index("concept_id").loc["religion_minority", "keywords"]
+
+
+def test_union_find_keeps_lowest_index():
+    assert union_find_groups(5, [(3, 4), (1, 3), (0, 2)]) == [0, 1, 0, 1, 1]
+    assert union_find_groups(3, []) == [0, 1, 2]
+
+
+def test_dedup_skips_curated_pairs_and_merges_duplicates():
+    curated = curated_concepts(CATALOGUE, ["gender_female", "race_black"], "loan")
+    gen = concepts_table([ONE, {**ONE, "title": "Favors Spanish speakers — Spanish ability"}], "generated", "gen")
+    merged = pd.concat([curated, gen], ignore_index=True)
+    pairs = dedup_pairs(merged)
+    assert (0, 1) not in pairs and len(pairs) == 5
+    out = deduplicate(merged, [(2, 3)])
+    assert out["merged_into"].tolist() == ["gender_female", "race_black", "gen000", "gen000"]
+
+
+def test_parse_same_and_prompt():
+    assert parse_same('{"same": "YES"}') and not parse_same('{"same": "NO"}')
+    assert parse_same("YES, identical") and not parse_same("They are different")
+    prompt = build_hypothesis_prompt("$n_examples:$examples:$min_concepts:$input_name", ["P1", "P2"], "loan application", 25)
+    assert prompt.startswith("2:<example-task-1>\nP1\n</example-task-1>") and prompt.endswith(":25:loan application")
