@@ -71,6 +71,11 @@ def measure(tables: Tables, spec: str, model: str, dataset: str) -> float:
     return float(r[rest]) if r is not None else math.nan
 
 
+def _paper_number(value: float) -> str:
+    """A paper value as printed: integers without decimals."""
+    return str(int(value)) if float(value).is_integer() else format_value(float(value), 3)
+
+
 def compare(tables: Tables, paper: dict, run_models: list[str], run_datasets: list[str]) -> pd.DataFrame:
     """One row per paper value: scope, paper value, reproduced value, difference, verdict."""
     paper_models = list(paper["models"])
@@ -106,7 +111,7 @@ def compare(tables: Tables, paper: dict, run_models: list[str], run_datasets: li
         else:
             verdict = "match" if value >= v["value"] else "differs"
         rows.append({"id": v["id"], "quantity": v["quantity"], "model": shown_model, "dataset": dataset,
-                     "paper": f"{'' if rel == '=' else rel + ' '}{format_value(float(v['value']), 3)}",
+                     "paper": f"{'' if rel == '=' else rel + ' '}{_paper_number(v['value'])}",
                      "reproduced": value, "difference": diff, "verdict": verdict, "source": v["source"]})
     return pd.DataFrame(rows)
 

@@ -1,0 +1,88 @@
+"""Bring your own outputs: the workflow builds every table, figure and the report from a constructed
+predictions table whose every cell count is known, without generating anything."""
+import numpy as np
+import pandas as pd
+import pytest
+from statsmodels.stats.contingency_tables import mcnemar
+
+from conftest import run_snakemake, tiny_config
+
+pytestmark = pytest.mark.slow
+
+# (y_alpha_nothink, y_alpha_prime_nothink, y_alpha_think, y_alpha_prime_think) per cell
+PROTO = {"a": (1, 1, 0, 0), "b": (1, 0, 1, 1), "c": (0, 0, 1, 0), "d": (1, 0, 0, 1)}
+CELLS = {"adult": {"a": 6, "b": 2, "c": 5, "d": 1}, "compas": {"a": 4, "b": 1, "c": 3, "d": 0}}
+
+
+def constructed_predictions() -> pd.DataFrame:
+    rows = []
+    for dataset, counts in CELLS.items():
+        for cell, n in counts.items():
+            for i in range(n):
+                ya_n, yb_n, ya_t, yb_t = PROTO[cell]
+                for side, y_n, y_t in (("alpha", ya_n, ya_t), ("alpha_prime", yb_n, yb_t)):
+                    for arm, y in (("nothink", y_n), ("think", y_t)):
+                        p = 0.8 if y else 0.2
+                        r = dict(dataset=dataset, model="released-model", pair_id=f"{dataset}-{cell}{i}", side=side,
+                                 arm=arm, answer="Yes" if y else "No", p_yes=p)
+                        if arm == "think":
+                            for k in range(11):
+                                r[f"p_yes_K10_k{k:02d}"] = 0.5 + (p - 0.5) * k / 10
+                        rows.append(r)
+    # one pair lost to a refusal on one side of the nothink arm
+    for side in ("alpha", "alpha_prime"):
+        for arm in ("nothink", "think"):
+            refused = side == "alpha_prime" and arm == "nothink"
+            rows.append(dict(dataset="adult", model="released-model", pair_id="adult-refused", side=side, arm=arm,
+                             answer=None if refused else "No", status="refusal" if refused else "ok"))
+    df = pd.DataFrame(rows)
+    df["status"] = df["status"].fillna("ok")
+    return df
+
+
+def test_byo_predictions_give_known_tables(workflow_dir):
+    path = workflow_dir / "released.csv"
+    constructed_predictions().to_csv(path, index=False)
+    cfg = tiny_config(fairness={"run": "byo", "predictions": str(path), "bootstrap_samples": 200})
+    run_snakemake(workflow_dir, ["--cores", "2", "fairness"], config=cfg)
+    out = workflow_dir / "results/fairness/byo"
+    assert not (out / "generations").exists() and not (out / "predictions.csv").exists()
+
+    t2 = pd.read_csv(out / "tables/table2.csv")
+    for dataset, counts in CELLS.items():
+        row = t2[t2.dataset == dataset].iloc[0]
+        assert {k: int(row[k]) for k in "abcd"} == counts
+        assert row.N == sum(counts.values())
+        ref = mcnemar(np.array([[counts["a"], counts["b"]], [counts["c"], counts["d"]]]), exact=True).pvalue
+        assert row.mcnemar_p == pytest.approx(ref)
+        assert row.ddisp_c_think == pytest.approx(0.6) and row.ddisp_c_nothink == pytest.approx(0.0)
+        assert row.ddisp_b_nothink == pytest.approx(0.6) and row.ddisp_b_think == pytest.approx(0.0)
+    pooled = t2[t2.model == "pooled"].iloc[0]
+    assert (pooled.b, pooled.c, pooled.N) == (3, 8, 22)
+
+    parse = pd.read_csv(out / "tables/parse_counts.csv").set_index("dataset")
+    assert parse.loc["adult", "pairs"] == 15 and parse.loc["adult", "N"] == 14
+    assert parse.loc["adult", "nothink_refusal"] == 1
+
+    f2 = pd.read_csv(out / "tables/figure2.csv").set_index("dataset")
+    # adult: nothink flips b + d = 3 of 14, think flips c + d = 6 of 14; D_group(think) = (5 - 1) / 14
+    assert f2.loc["adult", "dcf_nothink"] == pytest.approx(3 / 14)
+    assert f2.loc["adult", "delta_dcf"] == pytest.approx(3 / 14)
+    assert f2.loc["adult", "dgroup_think"] == pytest.approx(4 / 14)
+
+    t4 = pd.read_csv(out / "tables/table4.csv")
+    nn = t4[(t4.dataset == "adult") & (t4["from"] == "NN")].iloc[0]
+    assert nn.n == 5 and nn.to_YN == pytest.approx(1.0)
+    t5 = pd.read_csv(out / "tables/table5.csv").set_index("dataset")
+    assert t5.loc["adult", "c_alpha_up"] == 5 and t5.loc["adult", "delta_c_pct"] == pytest.approx(100 * 5 / 14)
+
+    f3 = pd.read_csv(out / "tables/figure3.csv")
+    c_end = f3[(f3.dataset == "adult") & (f3.cell == "c") & (f3.k == 10)].iloc[0]
+    assert c_end.mean_abs_cdpg == pytest.approx(0.6) and c_end.n == 5
+    slopes = pd.read_csv(out / "tables/appendix_c.csv")
+    assert slopes[slopes.dataset == "adult"].slope.iloc[0] == pytest.approx(0.6)
+
+    for fig in ("figure2", "figure3", "appendix_c", "figure4"):
+        assert (out / f"figures/{fig}.png").stat().st_size > 1000
+    report = (out / "report.md").read_text()
+    assert "different model" in report and "released-model" in report

@@ -1,0 +1,63 @@
+"""Both arms, force-closing and CDPG probes on the embedded model (real llama.cpp runs)."""
+import pandas as pd
+import pytest
+
+from thinkbias.fairness.generation import (
+    ANSWER_CUE, assemble_predictions, cost_summary, force_close_request, generate_arm, probe_arm, probe_cue,
+    retained_pairs,
+)
+from thinkbias.fairness.predictions import depth_column, validate_predictions
+from thinkbias.fairness.prompts import build_prompts
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture(scope="module")
+def engine(embedded_model):
+    from thinkbias.llm import load_model_spec, open_engine
+
+    spec = load_model_spec("config/models.yaml", "smollm2-135m", weights=str(embedded_model))
+    with open_engine(spec, None, n_threads=2) as eng:
+        yield eng
+
+
+@pytest.fixture(scope="module")
+def prompts():
+    rows = pd.DataFrame([dict(record_id="r1", age=39, workclass="Private", education="Bachelors", education_num=13,
+                              marital_status="Never-married", occupation="Sales", sex="Male", capital_gain=0,
+                              capital_loss=0, hours_per_week=40, native_country="United-States",
+                              income_gt_50k=False)])
+    return build_prompts("adult", rows)
+
+
+def test_arms_probes_and_force_close(engine, prompts):
+    think = generate_arm(engine, prompts, "think", think_budget=4, answer_budget=4)
+    nothink = generate_arm(engine, prompts, "nothink", think_budget=4, answer_budget=4)
+    assert len(think) == len(nothink) == 2
+    # 4 tokens never close a prompt-elicited trace: every think answer comes from the force-close request
+    assert think["forced_close"].all()
+    assert set(think["status"]) <= {"ok", "refusal", "unparsed"}
+    gens = pd.concat([think, nothink], ignore_index=True)
+    probes = pd.concat([probe_arm(engine, gens, "think", [2, 4]), probe_arm(engine, gens, "nothink", [2, 4])],
+                       ignore_index=True)
+    assert len(probes) == 4
+    t = probes[probes.arm == "think"]
+    for K in (2, 4):
+        for k in range(K + 1):
+            assert t[depth_column(K, k)].between(0, 1).all()
+    # the same relative depth gives the same probe at K = 2 and K = 4
+    assert (t[depth_column(2, 1)] == t[depth_column(4, 2)]).all()
+    # full depth = the force-close context, scored independently with Engine.score
+    from thinkbias.llm import YES_NO
+
+    row = think.iloc[0]
+    req = force_close_request(engine.spec, prompts.user.iloc[0], row.thinking, 4)
+    direct = engine.score(req, YES_NO).probs["Yes"]
+    assert t.iloc[0][depth_column(4, 4)] == pytest.approx(direct, abs=0.02)
+    assert req.prefill.endswith(probe_cue(engine.spec.think_close)) and req.prefill.endswith(ANSWER_CUE)
+    pred = validate_predictions(assemble_predictions(gens, probes, "smollm2-135m", 4))
+    assert len(pred) == 4 and pred["p_yes"].notna().all()
+    cost = cost_summary(gens, probes, "smollm2-135m", "adult")
+    assert cost["think_probe_tokens_naive"] >= cost["think_probe_tokens_reused"] > 0
+    assert cost["generated_tokens"] == int(gens.completion_tokens.sum())
+    assert retained_pairs(gens) <= {"r1"}

@@ -1,0 +1,43 @@
+"""Report verdicts: same model -> match / differs by tolerance; other model -> 'different model'."""
+import pandas as pd
+
+from thinkbias.fairness.report import compare, render_report
+
+PAPER = {"paper": "P", "models": {"qwq-32b-awq": "QwQ-32B"}, "datasets": ["adult"],
+         "values": [
+             {"id": "c", "quantity": "c", "measure": "table2.c", "model": "pooled", "dataset": "pooled",
+              "value": 10, "relation": "=", "tolerance": 1, "source": "s"},
+             {"id": "dg", "quantity": "dg", "measure": "figure2.delta_dgroup", "model": "qwq-32b-awq",
+              "dataset": "adult", "value": -0.018, "relation": "=", "tolerance": 0.01, "source": "s"},
+             {"id": "gap", "quantity": "gap", "measure": "table3_gaps.max_abs_gap", "model": "qwq-32b-awq",
+              "dataset": "adult", "value": 0.014, "relation": "<=", "source": "s"},
+             {"id": "cr", "quantity": "x", "measure": "figure2.delta_dcf", "model": "qwq-32b-awq",
+              "dataset": "credit", "value": 0.1, "relation": "=", "tolerance": 0.01, "source": "s"}]}
+
+
+def tables(model):
+    return {
+        "table2": pd.DataFrame([{"model": model, "dataset": "adult", "c": 12, "b": 2},
+                                {"model": "pooled", "dataset": "pooled", "c": 12, "b": 2}]),
+        "figure2": pd.DataFrame([{"model": model, "dataset": "adult", "delta_dgroup": -0.02, "delta_dcf": 0.1}]),
+        "table3_gaps": pd.DataFrame([{"model": model, "dataset": "adult", "max_abs_gap": 0.02}]),
+        "parse_counts": pd.DataFrame([{"model": model, "dataset": "adult", "pairs": 5, "N": 5}]),
+    }
+
+
+def test_verdicts_same_model():
+    t = compare(tables("qwq-32b-awq"), {**PAPER}, ["qwq-32b-awq"], ["adult"]).set_index("id")
+    assert t.loc["c", "verdict"] == "differs" and t.loc["c", "difference"] == 2
+    assert t.loc["dg", "verdict"] == "match"
+    assert t.loc["gap", "verdict"] == "differs"
+    assert t.loc["cr", "verdict"] == "not run"
+
+
+def test_verdicts_other_model():
+    t = compare(tables("smollm2-135m"), PAPER, ["smollm2-135m"], ["adult"]).set_index("id")
+    assert set(t.loc[["c", "dg", "gap"], "verdict"]) == {"different model"}
+    assert t.loc["dg", "reproduced"] == -0.02  # the run's model on the same dataset is shown
+    assert "smollm2-135m" in t.loc["dg", "model"]
+    text = render_report("r", {**tables("smollm2-135m"), "table2": tables("smollm2-135m")["table2"]}, PAPER,
+                         ["smollm2-135m"], ["adult"], pd.DataFrame([{"model": "smollm2-135m", "generated_tokens": 5}]))
+    assert "different model" in text and "| c |" in text

@@ -1,0 +1,39 @@
+"""One real end-to-end run of the fairness study on the embedded model (tiny sizes)."""
+import pandas as pd
+import pytest
+
+from conftest import run_snakemake, tiny_config
+
+pytestmark = pytest.mark.slow
+
+TABLES = ("parse_counts", "identities", "table2", "figure2", "figure3", "appendix_c_curves", "appendix_c",
+          "figure4", "table3", "table3_gaps", "table4", "table5")
+
+
+def test_embedded_end_to_end(workflow_dir, embedded_model):
+    cfg = tiny_config(fairness={"run": "e2e", "datasets": ["adult"], "n_records": 3, "think_budget": 16,
+                                "answer_budget": 6, "bootstrap_samples": 100})
+    run_snakemake(workflow_dir, ["--cores", "2", "fairness"], config=cfg)
+    out = workflow_dir / "results/fairness/e2e"
+    for name in TABLES:
+        assert (out / f"tables/{name}.csv").exists() and (out / f"tables/{name}.md").stat().st_size > 0
+    for fig in ("figure2", "figure3", "appendix_c", "figure4"):
+        assert (out / f"figures/{fig}.png").stat().st_size > 1000
+    pred = pd.read_csv(out / "predictions.csv")
+    assert len(pred) == 3 * 2 * 2 and set(pred.arm) == {"think", "nothink"}
+    parse = pd.read_csv(out / "tables/parse_counts.csv").iloc[0]
+    assert parse.pairs == 3
+    assert parse.nothink_ok + parse.nothink_refusal + parse.nothink_unparsed == 6
+    t2 = pd.read_csv(out / "tables/table2.csv")
+    row = t2[t2.model == "smollm2-135m"].iloc[0]
+    assert row.a + row.b + row.c + row.d == row.N == parse.N
+    f2 = pd.read_csv(out / "tables/figure2.csv")
+    assert (f2.N == parse.N).all()
+    if parse.N:
+        # every retained think side was probed at every depth of K = 10
+        f3 = pd.read_csv(out / "tables/figure3.csv")
+        assert f3.groupby("k").n.sum().eq(parse.N).all() and f3.k.max() == 10
+    cost = pd.read_csv(out / "cost.csv").iloc[0]
+    assert cost.requests == 12 and cost.generated_tokens > 0
+    report = (out / "report.md").read_text()
+    assert "different model" in report and "Probing cost" in report
