@@ -29,6 +29,10 @@ def bs_gpus(model_id):
     return 0 if model_id == "tfidf" else gpus_for(model_id)
 
 
+def bs_n_inputs(wildcards):
+    return BS["n_inputs_by_task"].get(wildcards.task) or BS["n_inputs"]
+
+
 def bs_user_inputs(wildcards):
     return BS["inputs"].get(wildcards.task) or ""
 
@@ -158,7 +162,7 @@ rule blindspot_inputs:
         f"{BS_DIR}/{{task}}/inputs_rendered.parquet",
     params:
         task="{task}",
-        n_inputs=BS["n_inputs"],
+        n_inputs=bs_n_inputs,
         seed=config["seed"],
         user_path=bs_user_inputs,
     log:
