@@ -1,0 +1,44 @@
+from dataclasses import replace
+
+import pytest
+
+from thinkbias.llm.thinking import arm_prefill, split_thinking, thinking_instruction
+from thinkbias.llm.types import ModelSpec
+
+BASE = ModelSpec(id="m", backend="llamacpp")
+
+
+def test_arm_prefills_per_thinking_control():
+    assert arm_prefill(replace(BASE, thinking="prefill"), "think") == "<think>\n"
+    assert arm_prefill(replace(BASE, thinking="prompt"), "think") == "<think>\n"
+    assert arm_prefill(replace(BASE, thinking="native"), "think") == ""
+    for mode in ("native", "prefill", "prompt"):
+        assert arm_prefill(replace(BASE, thinking=mode), "nothink") == "<think>\n\n</think>\n\n"
+    assert arm_prefill(replace(BASE, thinking="none"), "nothink") == ""
+    with pytest.raises(ValueError, match="no think arm"):
+        arm_prefill(replace(BASE, thinking="none"), "think")
+    with pytest.raises(ValueError, match="unknown arm"):
+        arm_prefill(BASE, "maybe")
+
+
+def test_thinking_instruction_only_for_prompt_models():
+    text = thinking_instruction(replace(BASE, thinking="prompt"))
+    assert "<think>" in text and "</think>" in text
+    assert thinking_instruction(replace(BASE, thinking="prefill")) == ""
+
+
+def test_split_thinking_cases():
+    s = split_thinking("<think>\nreason here\n</think>\n\nYes", "<think>\n", "</think>")
+    assert (s.thinking, s.answer, s.closed) == ("reason here", "Yes", True)
+    # opened by the prompt (native template): only the close tag appears
+    s = split_thinking("reason</think> No", "<think>\n", "</think>", opened=True)
+    assert (s.thinking, s.answer) == ("reason", "No")
+    # opened, never closed: all thinking
+    s = split_thinking("<think>\nstill going", "<think>\n", "</think>")
+    assert (s.thinking, s.answer, s.closed) == ("still going", "", False)
+    # no tags at all: all answer
+    s = split_thinking("Yes.", "<think>\n", "</think>")
+    assert (s.thinking, s.answer) == ("", "Yes.")
+    # non-thinking arm
+    s = split_thinking("<think>\n\n</think>\n\nNo", "<think>\n", "</think>")
+    assert (s.thinking, s.answer) == ("", "No")
