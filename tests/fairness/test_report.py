@@ -41,3 +41,18 @@ def test_verdicts_other_model():
     text = render_report("r", {**tables("smollm2-135m"), "table2": tables("smollm2-135m")["table2"]}, PAPER,
                          ["smollm2-135m"], ["adult"], pd.DataFrame([{"model": "smollm2-135m", "generated_tokens": 5}]))
     assert "different model" in text and "| c |" in text
+
+
+def test_zero_retained_pairs_still_give_every_table_and_a_report():
+    from thinkbias.fairness.analysis import PRODUCTS, build_cells
+
+    pred = pd.DataFrame([dict(dataset="adult", model="m", pair_id="1", side=s, arm=a,
+                              answer=None if (s, a) == ("alpha", "think") else "Yes")
+                         for s in ("alpha", "alpha_prime") for a in ("nothink", "think")])
+    cells, counts, identities = build_cells(pred)
+    assert counts.N.iloc[0] == 0 and cells.empty and identities.empty
+    tables = {name: f(cells, n_boot=10, seed=1, main_K=10) for name, f in PRODUCTS.items()}
+    tables["parse_counts"] = counts
+    assert all(t.empty for name, t in tables.items() if name not in ("table2", "parse_counts"))
+    text = render_report("r", tables, PAPER, ["m"], ["adult"], pd.DataFrame())
+    assert "different model" in text

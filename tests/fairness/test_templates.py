@@ -88,6 +88,7 @@ def test_compas_binarisation_and_dropped_columns():
     assert "race" not in prepare_records("adult", adult_rows()).columns
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not (RAW / "adult/adult.data").exists(), reason="Adult raw data not fetched")
 def test_every_real_adult_record():
     from thinkbias.data.loaders import load_adult

@@ -83,4 +83,4 @@ def disparity_table(pairs: pd.DataFrame, n_boot: int, seed: int) -> pd.DataFrame
             row[m] = est[m]
             row[f"{m}_lo"], row[f"{m}_hi"] = ci[m]
         rows.append(row)
-    return pd.DataFrame(rows)
+    return pd.DataFrame(rows, columns=["model", "dataset", "N"] + [f"{m}{x}" for m in METRICS for x in ("", "_lo", "_hi")])

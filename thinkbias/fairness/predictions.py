@@ -107,7 +107,8 @@ def parse_counts(pred: pd.DataFrame) -> pd.DataFrame:
         ok = g[g["status"] == "ok"].groupby("pair_id").size()
         row["N"] = int((ok == 4).sum())
         rows.append(row)
-    return pd.DataFrame(rows)
+    return pd.DataFrame(rows, columns=["model", "dataset", "pairs"] + [f"{a}_{s}" for a in ARMS
+                                                                        for s in ("ok", "refusal", "unparsed")] + ["N"])
 
 
 def pair_table(pred: pd.DataFrame) -> pd.DataFrame:
@@ -118,20 +119,16 @@ def pair_table(pred: pd.DataFrame) -> pd.DataFrame:
     """
     ok = pred[pred["status"] == "ok"]
     complete = ok.groupby(SETTING + ["pair_id"]).size()
-    keep = complete[complete == 4].index
-    sub = ok.set_index(SETTING + ["pair_id"]).loc[lambda d: d.index.isin(keep)].reset_index()
+    index = complete[complete == 4].index.sort_values()
     depth_cols = [c for c in pred.columns if _DEPTH.match(c)]
-    wide = sub.pivot_table(index=SETTING + ["pair_id"], columns=["side", "arm"],
-                           values=["answer"], aggfunc="first")
-    out = pd.DataFrame(index=wide.index)
+    out = pd.DataFrame(index=index)
     for side in SIDES:
         for arm in ARMS:
-            out[f"y_{side}_{arm}"] = (wide[("answer", side, arm)] == "Yes").astype(int)
-    for side in SIDES:
-        for arm in ARMS:
-            s = sub[(sub["side"] == side) & (sub["arm"] == arm)].set_index(SETTING + ["pair_id"])
-            out[f"p_{side}_{arm}"] = s["p_yes"].reindex(out.index).astype(float)
-        s = sub[(sub["side"] == side) & (sub["arm"] == "think")].set_index(SETTING + ["pair_id"])
-        for c in depth_cols:
-            out[f"p_{side}_{c[len('p_yes_'):]}"] = s[c].reindex(out.index).astype(float)
+            s = ok[(ok["side"] == side) & (ok["arm"] == arm)].set_index(SETTING + ["pair_id"]).reindex(index)
+            out[f"y_{side}_{arm}"] = (s["answer"] == "Yes").astype(int).to_numpy()
+            out[f"p_{side}_{arm}"] = s["p_yes"].astype(float).to_numpy()
+            if arm == "think":
+                for c in depth_cols:
+                    out[f"p_{side}_{c[len('p_yes_'):]}"] = s[c].astype(float).to_numpy()
+    out = out[[c for c in out.columns if c.startswith("y_")] + [c for c in out.columns if c.startswith("p_")]]
     return out.reset_index().sort_values(SETTING + ["pair_id"], kind="stable").reset_index(drop=True)

@@ -19,6 +19,8 @@ import pandas as pd
 SETTING = ["model", "dataset"]
 STATES = ("NN", "YY", "YN", "NY")
 MIXED = ("YN", "NY")
+GROUP_COLUMNS = ["model", "dataset", "side", "attribute", "N", "n_Y", "n_N", "P(Y|Y)", "P(N|Y)", "P(Y|N)", "P(N|N)",
+                 "P(Y)_nothink", "P(Y)_think", "delta_P(Y)"]
 
 
 def pair_states(pairs: pd.DataFrame, arm: str) -> pd.Series:
@@ -44,7 +46,7 @@ def group_transitions(pairs: pd.DataFrame) -> pd.DataFrame:
                          "P(Y|N)": p_y_n, "P(N|N)": 1 - p_y_n if n_n else math.nan,
                          "P(Y)_nothink": float(nt.mean()), "P(Y)_think": float(th.mean()),
                          "delta_P(Y)": float(th.mean() - nt.mean())})
-    return pd.DataFrame(rows)
+    return pd.DataFrame(rows, columns=GROUP_COLUMNS)
 
 
 def group_gaps(group: pd.DataFrame) -> pd.DataFrame:
@@ -60,7 +62,8 @@ def group_gaps(group: pd.DataFrame) -> pd.DataFrame:
         row["max_abs_gap"] = float(np.nanmax(np.abs([row[f"gap_{e}"] for e in entries])))
         row["gap_delta_P(Y)"] = float(a["delta_P(Y)"] - b["delta_P(Y)"])
         rows.append(row)
-    return pd.DataFrame(rows)
+    return pd.DataFrame(rows, columns=["model", "dataset", "N"] + [f"gap_{e}" for e in entries]
+                        + ["max_abs_gap", "gap_delta_P(Y)"])
 
 
 def pair_state_counts(pairs: pd.DataFrame) -> pd.DataFrame:
@@ -74,7 +77,7 @@ def pair_state_counts(pairs: pd.DataFrame) -> pd.DataFrame:
                 count = int(((s_nt == s) & (s_th == t)).sum())
                 rows.append({"model": model, "dataset": dataset, "from": s, "to": t, "count": count,
                              "n_row": n_row, "prob": count / n_row if n_row else math.nan, "N": len(g)})
-    return pd.DataFrame(rows)
+    return pd.DataFrame(rows, columns=["model", "dataset", "from", "to", "count", "n_row", "prob", "N"])
 
 
 def pair_state_matrix(counts: pd.DataFrame) -> pd.DataFrame:
@@ -96,7 +99,7 @@ def pair_state_matrix(counts: pd.DataFrame) -> pd.DataFrame:
             row[f"to_{t}"] = float(tot[t])
         row["to_M"] = float(tot[list(MIXED)].sum())
         rows.append(row)
-    return pd.DataFrame(rows)
+    return pd.DataFrame(rows, columns=["model", "dataset", "from", "n"] + [f"to_{t}" for t in STATES] + ["to_M"])
 
 
 def check_cell_identities(cells: pd.DataFrame, counts: pd.DataFrame) -> pd.DataFrame:
@@ -124,7 +127,7 @@ def check_cell_identities(cells: pd.DataFrame, counts: pd.DataFrame) -> pd.DataF
         rows.append({"model": model, "dataset": dataset, "b": b, "b_from_T": b_from_t, "c": c, "c_from_T": c_from_t})
         if not (math.isclose(b, b_from_t, abs_tol=1e-6) and math.isclose(c, c_from_t, abs_tol=1e-6)):
             raise AssertionError(f"T^pair identity fails for {model}/{dataset}: b={b} vs {b_from_t}, c={c} vs {c_from_t}")
-    return pd.DataFrame(rows)
+    return pd.DataFrame(rows, columns=["model", "dataset", "b", "b_from_T", "c", "c_from_T"])
 
 
 def directional_decomposition(cells: pd.DataFrame, disparity: pd.DataFrame, noise_floor: float) -> pd.DataFrame:
@@ -150,4 +153,7 @@ def directional_decomposition(cells: pd.DataFrame, disparity: pd.DataFrame, nois
             row["clears_noise_floor"] = bool(abs(row["delta_dgroup"]) > noise_floor)
             row["ci_excludes_zero"] = bool(row["delta_dgroup_lo"] > 0 or row["delta_dgroup_hi"] < 0)
         rows.append(row)
-    return pd.DataFrame(rows)
+    return pd.DataFrame(rows, columns=["model", "dataset", "N", "c", "c_alpha_up", "c_alpha_prime_up", "delta_c_pct",
+                                       "d", "d_alpha_up", "d_alpha_prime_up", "delta_d_pct", "delta_dgroup",
+                                       "delta_dgroup_lo", "delta_dgroup_hi", "clears_noise_floor",
+                                       "ci_excludes_zero"])
