@@ -25,13 +25,15 @@ class EngineStats:
 
     ``generated_tokens``: completion tokens produced by the model now; ``prompt_tokens``: prompt tokens
     evaluated now (prefill, probe cues); ``requests``: backend calls made (HTTP attempts for APIs);
-    ``cache_hits``: results served from the cache.
+    ``cache_hits``: results served from the cache; ``retries``: attempts repeated after a
+    retryable failure (APIs).
     """
 
     generated_tokens: int = 0
     prompt_tokens: int = 0
     requests: int = 0
     cache_hits: int = 0
+    retries: int = 0
 
 
 def generation_to_json(g: Generation) -> dict:
