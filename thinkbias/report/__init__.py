@@ -1,0 +1,1 @@
+"""Run-level products: per-job benchmark table, run plan."""
