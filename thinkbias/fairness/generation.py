@@ -2,7 +2,7 @@
 
 think arm:   user message (+ the registry's thinking instruction for prompt-elicited models), assistant
              prefill ``arm_prefill(spec, "think")``, greedy, ``think_budget`` new tokens. If the trace is
-             not closed within the budget (or it closed but the answer was cut off unparsed), the
+             not closed within the budget (or it closed but the answer is empty or was cut off unparsed), the
              answer is *force-closed*: a follow-up request whose prefill is the think prefill + trace
              + "\\n" + think_close + "\\n\\n" + ANSWER_CUE, generating ``answer_budget`` tokens.
 nothink arm: the same user message without the thinking instruction, prefill
@@ -94,7 +94,8 @@ def generate_arm(engine, prompts: pd.DataFrame, arm: str, think_budget: int, ans
                     "answer_text": g.answer, "answer": answer, "status": status, "forced_close": False,
                     "finish_reason": g.finish_reason, "prompt_tokens": g.prompt_tokens,
                     "completion_tokens": g.completion_tokens})
-        if arm == "think" and (not closed or (status != "ok" and g.finish_reason == "length")):
+        cut_off = status != "ok" and (g.finish_reason == "length" or not g.answer.strip())
+        if arm == "think" and (not closed or cut_off):
             follow_idx.append(i)
             follow_reqs.append(force_close_request(spec, r["user"], g.thinking, answer_budget))
     if follow_reqs:
