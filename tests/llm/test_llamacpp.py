@@ -14,8 +14,7 @@ import pytest
 
 from thinkbias.llm.cache import RequestCache, cache_path
 from thinkbias.llm.candidates import scores_from_logits
-from thinkbias.llm.llamacpp import thinking_token_span
-from thinkbias.llm.thinking import arm_prefill, thinking_instruction
+from thinkbias.llm.thinking import arm_prefill, thinking_instruction, thinking_token_span
 from thinkbias.llm.types import LETTERS, YES_NO, Request, Sampling
 
 pytestmark = pytest.mark.slow
@@ -132,14 +131,6 @@ def test_fused_probes_equal_the_same_forward_passes_without_kv_truncation(fresh_
     # a cached generation without cached probes is probed from its text (no generation)
     other = eng.generate_and_probe(req, [0.0, 1.0], CUE, YES_NO)[1]
     assert eng.stats.generated_tokens == before and len(other) == 2
-
-
-def test_thinking_token_span_hand_case():
-    pieces = [b"Step", b" one", b".", b"</", b"think", b">", b" Yes"]
-    text = "Step one.</think> Yes"
-    assert thinking_token_span(text, pieces, "<think>\n", "</think>", True) == (0, 3)
-    pieces = [b"<think>", b"\n", b"Hm", b"</think>", b"No"]
-    assert thinking_token_span("<think>\nHm</think>No", pieces, "<think>\n", "</think>", False) == (2, 3)
 
 
 def test_cache_hit_rerun_generates_zero_tokens(fresh_engine, spec, tmp_path):

@@ -2,7 +2,7 @@ from dataclasses import replace
 
 import pytest
 
-from thinkbias.llm.thinking import arm_prefill, split_thinking, thinking_instruction
+from thinkbias.llm.thinking import arm_prefill, split_thinking, thinking_instruction, thinking_token_span
 from thinkbias.llm.types import ModelSpec
 
 BASE = ModelSpec(id="m", backend="llamacpp")
@@ -42,3 +42,11 @@ def test_split_thinking_cases():
     # non-thinking arm
     s = split_thinking("<think>\n\n</think>\n\nNo", "<think>\n", "</think>")
     assert (s.thinking, s.answer) == ("", "No")
+
+
+def test_thinking_token_span_hand_case():
+    pieces = [b"Step", b" one", b".", b"</", b"think", b">", b" Yes"]
+    text = "Step one.</think> Yes"
+    assert thinking_token_span(text, pieces, "<think>\n", "</think>", True) == (0, 3)
+    pieces = [b"<think>", b"\n", b"Hm", b"</think>", b"No"]
+    assert thinking_token_span("<think>\nHm</think>No", pieces, "<think>\n", "</think>", False) == (2, 3)

@@ -35,7 +35,7 @@ import numpy as np
 from thinkbias.llm.base import CachedEngine, fraction_cuts
 from thinkbias.llm.candidates import candidate_token_ids, scores_from_logits
 from thinkbias.llm.chat import render_chat
-from thinkbias.llm.thinking import split_thinking
+from thinkbias.llm.thinking import split_thinking, thinking_token_span
 from thinkbias.llm.types import CandidateScores, Generation, ModelSpec, Request, Sampling
 
 
@@ -275,28 +275,3 @@ class LlamaCppEngine(CachedEngine):
         finally:
             super().close()
 
-
-def thinking_token_span(text: str, pieces: Sequence[bytes], think_open: str, think_close: str,
-                        opened: bool) -> tuple[int, int]:
-    """Token range [k0, k1) of the generated tokens that make up the thinking trace of ``text``.
-
-    The trace starts at the start (prompt already opened it) or after the model's own open tag and
-    the newlines after it; it ends at the close tag (or the end). Tokens straddling a boundary are
-    left out of the trace.
-    """
-    tag, close = think_open.strip(), think_close.strip()
-    start = 0
-    if not opened:
-        i = text.find(tag) if tag else -1
-        if i < 0:
-            return 0, 0
-        start = i + len(tag)
-        while start < len(text) and text[start] == "\n":
-            start += 1
-    end = text.find(close, start) if close else -1
-    end = len(text) if end < 0 else end
-    start_b, end_b = len(text[:start].encode("utf-8")), len(text[:end].encode("utf-8"))
-    cum = np.cumsum([0] + [len(p) for p in pieces])
-    k0 = int(np.searchsorted(cum, start_b, side="left"))
-    k1 = int(np.searchsorted(cum, end_b, side="right")) - 1
-    return k0, max(k0, k1)

@@ -1,0 +1,71 @@
+"""Request building of the vLLM backend (pure functions; vLLM itself runs in scripts/gpu/vllm_smoke.py)."""
+
+import math
+from dataclasses import replace
+
+import pytest
+
+from thinkbias.llm.types import ModelSpec, Request, Sampling
+from thinkbias.llm.vllm_backend import (
+    engine_kwargs, probe_prompts, prompt_token_ids, sampling_kwargs, score_kwargs, scores_from_vllm_logprobs,
+    thinking_span_by_decode,
+)
+
+SPEC = ModelSpec(id="qwq-32b-awq", backend="vllm", weights="resources/models/qwq-32b-awq", gpus=1, n_ctx=8192,
+                 extra={"quantization": "awq", "gpu_memory_utilization": 0.92})
+TEMPLATE = ("{{ bos_token }}{% for m in messages %}<|{{ m['role'] }}|>{{ m['content'] }}\n{% endfor %}"
+            "{% if add_generation_prompt %}<|assistant|>{% endif %}")
+
+
+def test_engine_kwargs_enable_prefix_caching_and_quantization():
+    kw = engine_kwargs(SPEC)
+    assert kw["enable_prefix_caching"] is True and kw["quantization"] == "awq"
+    assert kw["max_model_len"] == 8192 and kw["tensor_parallel_size"] == 1 and kw["gpu_memory_utilization"] == 0.92
+    assert engine_kwargs(replace(SPEC, extra={"quantization": "fp16"}))["quantization"] is None
+
+
+def test_sampling_kwargs_are_explicit():
+    assert sampling_kwargs(Sampling()) == {"temperature": 0.0, "top_p": 1.0, "seed": 0, "max_tokens": 256,
+                                           "stop": [], "n": 1}
+    kw = sampling_kwargs(Sampling(temperature=0.6, top_p=0.95, seed=11, max_tokens=64, stop=("</answer>",)))
+    assert kw == {"temperature": 0.6, "top_p": 0.95, "seed": 11, "max_tokens": 64, "stop": ["</answer>"], "n": 1}
+    assert score_kwargs() == {"temperature": 0.0, "max_tokens": 1, "logprobs": 20, "seed": 0, "n": 1}
+
+
+def test_prompt_ids_render_template_and_prefill_without_extra_specials():
+    seen = []
+
+    def tokenize(text):
+        seen.append(text)
+        return [ord(c) for c in text]
+
+    ids = prompt_token_ids(TEMPLATE, Request.chat("Hi", prefill="<think>\n"), tokenize, bos_token="<s>")
+    assert seen == ["<s><|user|>Hi\n<|assistant|><think>\n"] and len(ids) == len(seen[0])
+
+
+def test_probe_prompts_share_prefix():
+    prompts = probe_prompts([1, 2], [10, 11, 12], [3, 0, 1], [99])
+    assert prompts == [[1, 2, 10, 11, 12, 99], [1, 2, 99], [1, 2, 10, 99]]
+    with pytest.raises(ValueError, match="outside"):
+        probe_prompts([1], [10], [2], [99])
+
+
+class Logprob:  # the shape of vllm.sequence.Logprob: an object with a .logprob
+    def __init__(self, logprob):
+        self.logprob = logprob
+
+
+def test_scores_from_vllm_logprobs():
+    lp = {5: Logprob(math.log(0.6)), 6: Logprob(math.log(0.2)), 7: Logprob(math.log(0.1))}
+    s = scores_from_vllm_logprobs(lp, {"Yes": (5, 8), "No": (6,)})
+    assert s.probs["Yes"] == pytest.approx(0.75) and s.outside_mass == pytest.approx(0.2)
+
+
+def test_thinking_span_by_decode_hand_case():
+    vocab = {1: "Step", 2: " one", 3: ".", 4: "</think>", 5: " Yes"}
+    decode = lambda ids: "".join(vocab[i] for i in ids)  # noqa: E731
+    tokens = [1, 2, 3, 4, 5]
+    assert thinking_span_by_decode(tokens, decode, decode(tokens), "<think>\n", "</think>", True) == (0, 3)
+    vocab.update({6: "<think>", 7: "\n"})
+    tokens = [6, 7, 1, 4, 5]
+    assert thinking_span_by_decode(tokens, decode, decode(tokens), "<think>\n", "</think>", False) == (2, 3)

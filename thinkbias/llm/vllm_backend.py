@@ -1,0 +1,216 @@
+"""The vLLM backend: offline batched ``vllm.LLM`` on a GPU (AWQ or fp16 weights), prefix caching on.
+
+Prompts are rendered with the model's chat template (HF tokenizer, or the registry override) plus the
+raw prefill and sent as token ids, so probed prefixes are exactly the generated ones. Scoring and
+probing send ``max_tokens=1`` with ``logprobs=20`` (``prompt_logprobs`` would bypass the prefix
+cache); the K probes of one trace share their prefix, which vLLM's automatic prefix caching computes
+once. Rules running this backend carry ``resources: gpu=<registry gpus>``.
+
+vLLM is imported lazily: everything that builds requests is a pure function, unit-tested without vLLM;
+scripts/gpu/vllm_smoke.py checks the whole backend end to end on a GPU.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Callable, Mapping, Sequence
+
+from thinkbias.llm.base import CachedEngine, fraction_cuts
+from thinkbias.llm.candidates import candidate_token_ids, scores_from_top_logprobs
+from thinkbias.llm.chat import render_chat
+from thinkbias.llm.thinking import split_thinking
+from thinkbias.llm.types import CandidateScores, Generation, ModelSpec, Request, Sampling
+
+N_LOGPROBS = 20
+
+
+def engine_kwargs(spec: ModelSpec) -> dict:
+    """Keyword arguments of ``vllm.LLM`` for ``spec`` (prefix caching always on)."""
+    extra = spec.extra
+    quant = extra.get("quantization")
+    if isinstance(quant, str) and quant.lower() in ("", "none", "fp16", "bf16"):
+        quant = None
+    kw = {
+        "model": spec.weights,
+        "tokenizer": extra.get("tokenizer", spec.weights),
+        "quantization": quant.lower() if isinstance(quant, str) else quant,
+        "enable_prefix_caching": True,
+        "max_model_len": spec.n_ctx,
+        "gpu_memory_utilization": float(extra.get("gpu_memory_utilization", 0.9)),
+        "tensor_parallel_size": int(extra.get("tensor_parallel_size", max(1, spec.gpus))),
+        "dtype": extra.get("dtype", "auto"),
+        "seed": 0,
+    }
+    for key in ("max_num_seqs", "enforce_eager", "revision", "kv_cache_dtype"):
+        if key in extra:
+            kw[key] = extra[key]
+    return kw
+
+
+def sampling_kwargs(s: Sampling) -> dict:
+    """Keyword arguments of ``vllm.SamplingParams`` for one request: every parameter explicit."""
+    kw = {"temperature": float(s.temperature), "top_p": float(s.top_p) if s.temperature > 0 else 1.0,
+          "seed": int(s.seed), "max_tokens": int(s.max_tokens), "stop": list(s.stop), "n": 1}
+    return kw
+
+
+def score_kwargs(n_logprobs: int = N_LOGPROBS) -> dict:
+    """``SamplingParams`` of a scoring pass: one greedy token with its top logprobs."""
+    return {"temperature": 0.0, "max_tokens": 1, "logprobs": n_logprobs, "seed": 0, "n": 1}
+
+
+def prompt_token_ids(template: str, request: Request, tokenize: Callable[[str], list[int]],
+                     bos_token: str = "", eos_token: str = "", think_open: str = "") -> list[int]:
+    """Token ids of the rendered chat + prefill (``tokenize`` must not add special tokens: the
+    template writes BOS itself, as HF's ``apply_chat_template`` does)."""
+    return tokenize(render_chat(template, request.messages, request.prefill, bos_token, eos_token, think_open))
+
+
+def probe_prompts(prompt_ids: Sequence[int], trace_ids: Sequence[int], cuts: Sequence[int],
+                  cue_ids: Sequence[int]) -> list[list[int]]:
+    """One prompt per cut: ``prompt + trace[:cut] + cue`` (they share their prefix, which the prefix
+    cache computes once)."""
+    bad = [c for c in cuts if not 0 <= c <= len(trace_ids)]
+    if bad:
+        raise ValueError(f"cuts {bad} outside the trace's {len(trace_ids)} tokens")
+    return [list(prompt_ids) + list(trace_ids[:c]) + list(cue_ids) for c in cuts]
+
+
+def scores_from_vllm_logprobs(position_logprobs: Mapping[int, object],
+                              cand_ids: Mapping[str, Sequence[int]]) -> CandidateScores:
+    """Candidate scores from vLLM's logprobs of one position (token id -> ``Logprob`` or float)."""
+    top = {int(t): float(getattr(lp, "logprob", lp)) for t, lp in position_logprobs.items()}
+    return scores_from_top_logprobs(top, cand_ids)
+
+
+def thinking_span_by_decode(tokens: Sequence[int], decode: Callable[[list[int]], str], text: str,
+                            think_open: str, think_close: str, opened: bool) -> tuple[int, int]:
+    """Token range [k0, k1) of the thinking trace inside generated ``tokens`` whose decoding is
+    ``text``, found by binary search on decoded prefix lengths (O(log n) decodes)."""
+    tag, close = think_open.strip(), think_close.strip()
+    start = 0
+    if not opened:
+        i = text.find(tag) if tag else -1
+        if i < 0:
+            return 0, 0
+        start = i + len(tag)
+        while start < len(text) and text[start] == "\n":
+            start += 1
+    end = text.find(close, start) if close else -1
+    end = len(text) if end < 0 else end
+
+    def first_k(pred) -> int:  # smallest k in [0, n] with pred(k), pred monotone
+        lo, hi = 0, len(tokens)
+        while lo < hi:
+            mid = (lo + hi) // 2
+            if pred(mid):
+                hi = mid
+            else:
+                lo = mid + 1
+        return lo
+
+    k0 = first_k(lambda k: len(decode(list(tokens[:k]))) >= start)
+    k1 = first_k(lambda k: len(decode(list(tokens[:k]))) > end) - 1
+    return k0, max(k0, k1)
+
+
+class VllmEngine(CachedEngine):
+    """``Engine`` on ``vllm.LLM`` (one GPU job; requests batched)."""
+
+    def __init__(self, spec: ModelSpec, cache_dir: str | Path | None):
+        super().__init__(spec, cache_dir)
+        from vllm import LLM
+
+        self.llm = LLM(**engine_kwargs(spec))
+        self.tokenizer = self.llm.get_tokenizer()
+        self.template = spec.chat_template or getattr(self.tokenizer, "chat_template", None)
+        if not self.template:
+            raise ValueError(f"model '{spec.id}': the tokenizer has no chat template; set chat_template in the registry")
+        self.batch_size = int(spec.extra.get("batch_size", 256))
+
+    # -- tokens -------------------------------------------------------------------------------
+    def _encode(self, text: str) -> list[int]:
+        return list(self.tokenizer.encode(text, add_special_tokens=False)) if text else []
+
+    def render(self, request: Request) -> str:
+        return render_chat(self.template, request.messages, request.prefill,
+                           getattr(self.tokenizer, "bos_token", "") or "",
+                           getattr(self.tokenizer, "eos_token", "") or "", self.spec.think_open)
+
+    def count_tokens(self, text: str) -> int:
+        return len(self._encode(text))
+
+    def _cand_ids(self, candidates):
+        def first(v):
+            ids = self._encode(v)
+            return ids[0] if ids else None
+
+        return candidate_token_ids(candidates, first)
+
+    def _run(self, prompts: list[list[int]], params: list[dict]):
+        from vllm import SamplingParams
+
+        try:
+            from vllm.inputs import TokensPrompt
+            inputs = [TokensPrompt(prompt_token_ids=p) for p in prompts]
+        except ImportError:  # older vLLM
+            inputs = [{"prompt_token_ids": p} for p in prompts]
+        sps = [SamplingParams(**kw) for kw in params]
+        outs = self.llm.generate(inputs, sps, use_tqdm=False)
+        self._count(requests=len(prompts), prompt_tokens=sum(len(p) for p in prompts))
+        return outs
+
+    def _gen_params(self, s: Sampling) -> dict:
+        kw = sampling_kwargs(s)
+        if s.json_schema is not None:
+            from vllm.sampling_params import GuidedDecodingParams
+
+            kw["guided_decoding"] = GuidedDecodingParams(json=s.json_schema)
+        return kw
+
+    # -- primitives ---------------------------------------------------------------------------
+    def _generate_uncached(self, items, done) -> None:
+        for start in range(0, len(items), self.batch_size):  # a killed job loses at most one batch
+            chunk = items[start:start + self.batch_size]
+            prompts = [self._encode(rendered) for _, rendered in chunk]
+            outs = self._run(prompts, [self._gen_params(req.sampling) for req, _ in chunk])
+            for k, ((req, rendered), prompt, out) in enumerate(zip(chunk, prompts, outs)):
+                done(start + k, self._to_generation(req, rendered, len(prompt), out.outputs[0]))
+
+    def _to_generation(self, req: Request, rendered: str, n_prompt: int, o) -> Generation:
+        split = split_thinking(req.prefill + o.text, self.spec.think_open, self.spec.think_close,
+                               opened=self._opened(rendered))
+        n = len(o.token_ids)
+        self._count(generated_tokens=n)
+        return Generation(text=o.text, thinking=split.thinking, answer=split.answer, prompt_tokens=n_prompt,
+                          completion_tokens=n, finish_reason=str(o.finish_reason or ""))
+
+    def _score_uncached(self, request, rendered, candidates) -> CandidateScores:
+        out = self._run([self._encode(rendered)], [score_kwargs()])[0].outputs[0]
+        return scores_from_vllm_logprobs(out.logprobs[0], self._cand_ids(candidates))
+
+    def _probe_prompts_scores(self, prompts: list[list[int]], candidates) -> list[CandidateScores]:
+        ids = self._cand_ids(candidates)
+        outs = self._run(prompts, [score_kwargs()] * len(prompts))
+        return [scores_from_vllm_logprobs(o.outputs[0].logprobs[0], ids) for o in outs]
+
+    def _probe_uncached(self, request, rendered, trace, cuts, cue, candidates):
+        prompts = probe_prompts(self._encode(rendered), self._encode(trace), cuts, self._encode(cue))
+        return self._probe_prompts_scores(prompts, candidates)
+
+    def _generate_and_probe_uncached(self, request, rendered, cut_fractions, cue, candidates):
+        prompt = self._encode(rendered)
+        o = self._run([prompt], [self._gen_params(request.sampling)])[0].outputs[0]
+        gen = self._to_generation(request, rendered, len(prompt), o)
+        tokens = list(o.token_ids)
+        k0, k1 = thinking_span_by_decode(tokens, self.tokenizer.decode, o.text, self.spec.think_open,
+                                         self.spec.think_close, self._opened(rendered))
+        cuts = fraction_cuts(cut_fractions, k1 - k0)
+        prompts = [prompt + tokens[:k0 + c] + self._encode(cue) for c in cuts]
+        return gen, self._probe_prompts_scores(prompts, candidates)
+
+    def close(self) -> None:
+        try:
+            del self.llm
+        finally:
+            super().close()
