@@ -64,6 +64,12 @@ def fairness_figure_files():
     return [f"{FAIR_RUN}/figures/{name}.png" for name in FAIR_FIGURES]
 
 
+def fairness_figure_table(wildcards):
+    """The table a figure is drawn from (Appendix C draws the curves at every K)."""
+    name = "appendix_c_curves" if wildcards.figure == "appendix_c" else wildcards.figure
+    return f"{FAIR_RUN}/tables/{name}.csv"
+
+
 def fairness_targets():
     """Final products of the fairness study for the active config."""
     return fairness_table_files() + fairness_figure_files() + [f"{FAIR_RUN}/report.md"]
@@ -211,12 +217,6 @@ rule fairness_table:
         "../envs/analysis.yaml"
     script:
         "../scripts/fairness/table.py"
-
-
-def fairness_figure_table(wildcards):
-    """The table a figure is drawn from (Appendix C draws the curves at every K)."""
-    name = "appendix_c_curves" if wildcards.figure == "appendix_c" else wildcards.figure
-    return f"{FAIR_RUN}/tables/{name}.csv"
 
 
 rule fairness_figure:
