@@ -146,6 +146,7 @@ def bs_summary():
         "quality filter": "on" if BS["quality"]["enabled"] else "off",
         "verbalization judge": BS["verbalization"]["judge"]
         + (f" ({BS['verbalization']['model']})" if BS["verbalization"]["judge"] == "autorater" else ""),
+        "forced decisions": "on (counted per concept as n_forced)" if BS["target"]["force_decision"] else "off",
         "embedder": BS["embedder"], "seed": config["seed"],
     }
 
@@ -398,6 +399,7 @@ rule blindspot_baseline:
         temperature=BS["target"]["temperature"],
         top_p=BS["target"]["top_p"],
         max_tokens=BS["target"]["max_tokens"],
+        force_decision=BS["target"]["force_decision"],
         seed=config["seed"],
         registry=config["registry"],
         cache_dir=CACHE_DIR,
@@ -471,6 +473,7 @@ rule blindspot_stage_respond:
         temperature=BS["target"]["temperature"],
         top_p=BS["target"]["top_p"],
         max_tokens=BS["target"]["max_tokens"],
+        force_decision=BS["target"]["force_decision"],
         seed=config["seed"],
         registry=config["registry"],
         cache_dir=CACHE_DIR,

@@ -37,7 +37,13 @@ with rule_logging(snakemake.log[0]) as logger:
     frames = [pd.read_parquet(f) for f in snakemake.input.responses]
     responses = (pd.concat(frames, ignore_index=True).drop_duplicates(["concept_id", "input_id", "side"])
                  if frames else pd.DataFrame(columns=["concept_id", "input_id", "side", "decision", "text"]))
+    if len(responses) and len(stages):
+        per = responses.groupby("concept_id").agg(n_responses=("decision", "size"), n_forced=("forced", "sum"),
+                                                  n_unparsable=("decision", lambda d: int(d.isna().sum())))
+        stages = stages.merge(per, left_on="concept_id", right_index=True, how="left")
+        stages.to_csv(snakemake.output.stages, index=False)
     examples = example_pairs(flagged, responses, pd.read_parquet(snakemake.input.variations), p.examples_per_concept)
     examples.to_csv(snakemake.output.examples, index=False)
     logger.info(f"{model}/{task}: {len(decisions)} stages, {len(flagged)} flagged, "
-                f"{int(base_resp['decision'].isna().sum())}/{len(base_resp)} unparsable baseline decisions")
+                f"{int(base_resp['decision'].isna().sum())}/{len(base_resp)} unparsable baseline decisions, "
+                f"{int(responses['forced'].sum()) if len(responses) else 0} forced variation decisions")

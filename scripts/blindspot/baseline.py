@@ -3,9 +3,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from thinkbias.blindspot.calls import response_text, run_on_model, target_requests
+from thinkbias.blindspot.calls import run_targets, target_requests
 from thinkbias.blindspot.clusters import stage_plan
-from thinkbias.blindspot.tasks import task_spec
 from thinkbias.workflow import rule_logging
 
 with rule_logging(snakemake.log[0]) as logger:
@@ -17,11 +16,8 @@ with rule_logging(snakemake.log[0]) as logger:
     job = Path(snakemake.input.job).read_text() if p.task == "hiring" else ""
     reqs = target_requests(items, Path(snakemake.input.prompt).read_text(), job, p.temperature, p.top_p, p.max_tokens, p.seed)
     weights = snakemake.input.weights[0] if snakemake.input.weights else ""
-    gens = run_on_model(p.model, p.registry, weights, p.cache_dir, reqs, logger)
-    parser = task_spec(p.task).parser
-    items["text"] = [response_text(g) for g in gens]
-    items["decision"] = [parser(t) for t in items["text"]]
-    items["decision"] = items["decision"].astype("float")
-    items["completion_tokens"] = [g.completion_tokens for g in gens]
-    logger.info(f"baseline: {len(items)} responses, {int(items['decision'].isna().sum())} unparsable decisions")
+    out = run_targets(p.model, p.registry, weights, p.cache_dir, reqs, p.task, p.force_decision, logger)
+    items = pd.concat([items.drop(columns="text"), out], axis=1)
+    logger.info(f"baseline: {len(items)} responses, {int(items['decision'].isna().sum())} unparsable decisions, "
+                f"{int(items['forced'].sum())} forced")
     items.drop(columns="concept_id").to_parquet(snakemake.output[0], index=False)

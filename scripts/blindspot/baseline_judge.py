@@ -29,4 +29,4 @@ with rule_logging(snakemake.log[0]) as logger:
     logger.info(f"baseline filter: {len(kept)}/{len(table)} concepts kept (rate < {p.threshold})")
     Path(snakemake.output.entry).write_text(json.dumps(
         {"stage": -1, "next_active": kept, "entered": [], "done": not kept,
-         "judge_calls": int(verdicts["new"].sum()) if p.method == "autorater" else 0}, indent=1))
+         "judge_calls": int(verdicts["new"].sum())}, indent=1))

@@ -26,7 +26,7 @@ with rule_logging(snakemake.log[0]) as logger:
     result.to_csv(snakemake.output.tests, index=False)
     next_active = result.loc[result["status"] == "continue", "concept_id"].tolist() if len(result) else []
     new_target = int((responses["stage_added"] == stage).sum())
-    judge_calls = int(verdicts["new"].sum()) if (len(verdicts) and p.method == "autorater") else 0
+    judge_calls = int(verdicts["new"].sum()) if len(verdicts) else 0
     decision = {
         "stage": stage, "n_inputs": plan.n_inputs, "n_total": plan.n_total, "is_last": plan.is_last,
         "active": active, "entered": entered, "next_active": next_active,

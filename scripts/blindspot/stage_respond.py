@@ -5,9 +5,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from thinkbias.blindspot.calls import RESPONSE_COLUMNS, needed_responses, response_text, run_on_model, target_requests
+from thinkbias.blindspot.calls import RESPONSE_COLUMNS, needed_responses, run_targets, target_requests
 from thinkbias.blindspot.clusters import stage_plan
-from thinkbias.blindspot.tasks import task_spec
 from thinkbias.workflow import rule_logging
 
 with rule_logging(snakemake.log[0]) as logger:
@@ -23,15 +22,13 @@ with rule_logging(snakemake.log[0]) as logger:
     reqs = target_requests(need, Path(snakemake.input.prompt).read_text(), job, p.temperature, p.top_p, p.max_tokens, p.seed)
     weights = snakemake.input.weights[0] if snakemake.input.weights else ""
     logger.info(f"stage {stage}: {plan.n_inputs}/{plan.n_total} inputs, {len(active)} active concepts, {len(need)} new responses")
-    gens = run_on_model(p.model, p.registry, weights, p.cache_dir, reqs, logger)
-    parser = task_spec(p.task).parser
-    texts = [response_text(g) for g in gens]
-    new = need.assign(stage_added=stage, text=texts, decision=pd.Series([parser(t) for t in texts], dtype="float"),
-                      completion_tokens=[g.completion_tokens for g in gens], cached=[g.cached for g in gens])
+    out = run_targets(p.model, p.registry, weights, p.cache_dir, reqs, p.task, p.force_decision, logger)
+    new = pd.concat([need.drop(columns="text").reset_index(drop=True), out], axis=1).assign(stage_added=stage)
     frames = [new[RESPONSE_COLUMNS]]
     if previous is not None:
         keep = previous["concept_id"].isin(active) & previous["input_id"].isin(set(plan.input_ids))
         frames.insert(0, previous[keep][RESPONSE_COLUMNS])
     out = pd.concat(frames, ignore_index=True)
-    logger.info(f"stage {stage}: {len(out)} responses ({int(out['decision'].isna().sum())} unparsable decisions)")
+    logger.info(f"stage {stage}: {len(out)} responses ({int(out['decision'].isna().sum())} unparsable decisions, "
+                f"{int(out['forced'].sum())} forced)")
     out.to_parquet(snakemake.output[0], index=False)

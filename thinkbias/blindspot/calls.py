@@ -11,7 +11,8 @@ import pandas as pd
 from thinkbias.blindspot.tasks import render_task_prompt
 from thinkbias.llm.types import Generation, Request, Sampling, sha256_text
 
-RESPONSE_COLUMNS = ["concept_id", "input_id", "side", "stage_added", "text", "decision", "completion_tokens", "cached"]
+RESPONSE_COLUMNS = ["concept_id", "input_id", "side", "stage_added", "text", "decision", "forced",
+                    "completion_tokens", "cached"]
 
 
 def request_seed(seed: int, *parts: str) -> int:
@@ -53,6 +54,49 @@ def response_text(gen: Generation) -> str:
     """The visible response a judge reads: the whole generated text (CoT and answer); for APIs
     that return only ``answer`` (message content), that."""
     return gen.text if gen.text else gen.answer
+
+
+def run_targets(model_id: str, registry: str, weights: str, cache_dir: str, requests: list[Request], task: str,
+                force_decision: bool, logger: logging.Logger) -> pd.DataFrame:
+    """Target responses with their parsed decisions: ``text, decision, forced, completion_tokens,
+    cached``, one row per request.
+
+    With ``force_decision``, a response whose decision does not parse is continued after the task's
+    cue (e.g. "Final Decision:") and the likelier of the two decision words is taken (the engine's
+    candidate scoring); ``forced`` marks those rows so reports can count them. Off in the paper's
+    setting, where unparsable decisions are excluded.
+    """
+    from thinkbias.blindspot.tasks import decision_candidates, task_spec
+
+    cols = ["text", "decision", "forced", "completion_tokens", "cached"]
+    if not requests:
+        return pd.DataFrame(columns=cols)
+    from thinkbias.llm import load_model_spec, open_engine
+    from thinkbias.llm.run import run_requests
+
+    spec_task = task_spec(task)
+    spec = load_model_spec(registry, model_id, weights=weights)
+    with open_engine(spec, cache_dir) as engine:
+        gens = run_requests(engine, requests, logger)
+        texts = [response_text(g) for g in gens]
+        decisions = [spec_task.parser(t) for t in texts]
+        forced = [False] * len(texts)
+        if force_decision:
+            candidates = decision_candidates(spec_task)
+            todo = [i for i, d in enumerate(decisions) if d is None]
+            for i in todo:
+                req = requests[i]
+                cued = Request(messages=req.messages, prefill=req.prefill + texts[i] + spec_task.decision_cue,
+                               sampling=Sampling(max_tokens=1))
+                probs = engine.score(cued, candidates).probs
+                word = max(spec_task.decision_words, key=lambda w: probs.get(w, 0.0))
+                texts[i] = texts[i] + spec_task.decision_cue + " " + word
+                decisions[i] = spec_task.parser(texts[i])
+                forced[i] = True
+            if todo:
+                logger.info(f"forced a decision on {len(todo)}/{len(texts)} responses without a parsable one")
+    return pd.DataFrame({"text": texts, "decision": pd.Series(decisions, dtype="float"), "forced": forced,
+                         "completion_tokens": [g.completion_tokens for g in gens], "cached": [g.cached for g in gens]})
 
 
 def run_on_model(model_id: str, registry: str, weights: str, cache_dir: str, requests: list[Request],

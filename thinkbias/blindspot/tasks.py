@@ -59,19 +59,33 @@ def parse_hiring(response: str) -> int | None:
 
 @dataclass(frozen=True)
 class TaskSpec:
-    """A decision task: its id, what its input is called, its parser and decision labels."""
+    """A decision task: its id, what its input is called, its parser and decision labels, and the
+    cue and answer words used to force a decision out of a response that lacks one."""
 
     id: str
     input_name: str
     parser: Callable[[str], int | None]
     labels: tuple[str, str]  # (label of 0, label of 1)
+    decision_cue: str
+    decision_words: tuple[str, str]  # (word of 0, word of 1)
 
 
 TASKS: dict[str, TaskSpec] = {
-    "loan": TaskSpec("loan", "loan application", parse_loan, ("Rejected", "Approved")),
-    "admissions": TaskSpec("admissions", "university application", parse_admissions, ("Rejected", "Admitted")),
-    "hiring": TaskSpec("hiring", "resume", parse_hiring, ("No", "Yes")),
+    "loan": TaskSpec("loan", "loan application", parse_loan, ("Rejected", "Approved"),
+                     "\n\nFinal Decision:", ("REJECT", "APPROVE")),
+    "admissions": TaskSpec("admissions", "university application", parse_admissions, ("Rejected", "Admitted"),
+                           "\n\nFinal Decision:", ("REJECT", "ADMIT")),
+    "hiring": TaskSpec("hiring", "resume", parse_hiring, ("No", "Yes"), "\nAnswer:", ("No", "Yes")),
 }
+
+
+def decision_candidates(spec: TaskSpec) -> dict[str, tuple[str, ...]]:
+    """Token variants of the two decision words after the cue (for a forced decision)."""
+    out = {}
+    for word in spec.decision_words:
+        forms = {word, word.lower(), word.capitalize()}
+        out[word] = tuple(sorted({f" {f}" for f in forms} | forms))
+    return out
 
 
 def task_spec(task: str) -> TaskSpec:
