@@ -13,19 +13,6 @@ from datetime import datetime
 from functools import lru_cache
 from typing import Sequence
 
-import jinja2
-import jinja2.ext
-from jinja2.sandbox import ImmutableSandboxedEnvironment
-
-
-class _GenerationTag(jinja2.ext.Extension):
-    """Pass-through for HF's ``{% generation %}`` block (used by some training templates)."""
-
-    tags = {"generation"}
-
-    def parse(self, parser):  # noqa: D102
-        parser.stream.skip(1)
-        return parser.parse_statements(("name:endgeneration",), drop_needle=True)
 
 
 def _tojson(x, ensure_ascii=False, indent=None, separators=None, sort_keys=False):
@@ -33,11 +20,27 @@ def _tojson(x, ensure_ascii=False, indent=None, separators=None, sort_keys=False
 
 
 def _raise(message: str):
+    import jinja2
+
     raise jinja2.TemplateError(message)
 
 
 @lru_cache(maxsize=16)
-def _compile(template: str) -> jinja2.Template:
+def _compile(template: str):
+    # jinja2 is imported here so that API-only environments (no templates) need not install it
+    import jinja2
+    import jinja2.ext
+    from jinja2.sandbox import ImmutableSandboxedEnvironment
+
+    class _GenerationTag(jinja2.ext.Extension):
+        """Pass-through for HF's ``{% generation %}`` block (used by some training templates)."""
+
+        tags = {"generation"}
+
+        def parse(self, parser):  # noqa: D102
+            parser.stream.skip(1)
+            return parser.parse_statements(("name:endgeneration",), drop_needle=True)
+
     env = ImmutableSandboxedEnvironment(
         trim_blocks=True, lstrip_blocks=True, extensions=[_GenerationTag, jinja2.ext.loopcontrols]
     )

@@ -9,7 +9,7 @@ from __future__ import annotations
 import hashlib
 import json
 from dataclasses import asdict, dataclass, field
-from typing import Literal, Protocol, Sequence
+from typing import Callable, Literal, Protocol, Sequence
 
 Backend = Literal["llamacpp", "vllm", "openai"]
 ThinkingControl = Literal["native", "prefill", "prompt", "none"]
@@ -134,9 +134,15 @@ class Engine(Protocol):
     """What every backend offers. One engine instance = one loaded model for a whole job."""
 
     spec: ModelSpec
+    # counters of the work done by this process (thinkbias.llm.base.EngineStats): generated_tokens,
+    # prompt_tokens, requests, cache_hits, retries
+    stats: object
 
-    def generate(self, requests: Sequence[Request]) -> list[Generation]:
-        """Complete each request (cached; resumable). Order of results follows ``requests``."""
+    def generate(
+        self, requests: Sequence[Request], on_result: Callable[[int, Generation], None] | None = None
+    ) -> list[Generation]:
+        """Complete each request (cached; resumable). Order of results follows ``requests``.
+        ``on_result(i, generation)`` is called for each index as soon as its result is known."""
         ...
 
     def score(self, request: Request, candidates: dict[str, Sequence[str]]) -> CandidateScores:
