@@ -45,6 +45,7 @@ with rule_logging(snakemake.log[0]) as logger:
             gens = run_requests(engine, requests, logger)
         resumed = [r["original_prefix"] + g.text for r, g in zip(rows, gens)]
         table = pd.DataFrame(rows).drop(columns=["original_prefix"])
+        table["continuation_text"] = [g.text for g in gens]
         table["continuation_tokens"] = [g.completion_tokens for g in gens]
         table["resumed_length"] = [len(x) for x in resumed]
         outcomes = continuation_outcomes(table, resumed, preferred)
