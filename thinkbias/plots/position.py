@@ -30,6 +30,21 @@ def _empty(ax, text: str) -> None:
     ax.set_yticks([])
 
 
+def _log_x(ax, values) -> None:
+    """Log x axis with a few readable ticks (no overlapping minor labels over short ranges)."""
+    from matplotlib.ticker import NullFormatter
+
+    v = np.asarray([x for x in values if x and x > 0 and np.isfinite(x)], dtype=float)
+    ax.set_xscale("log")
+    ax.xaxis.set_minor_formatter(NullFormatter())
+    if len(v):
+        lo, hi = v.min(), v.max()
+        ticks = sorted({float(f"{t:.2g}") for t in np.geomspace(lo, hi, 4)}) if hi > lo else [float(f"{lo:.2g}")]
+        ax.set_xticks(ticks)
+        ax.set_xticklabels([f"{t:,.0f}" if t >= 10 else f"{t:g}" for t in ticks], fontsize=7)
+        ax.xaxis.set_minor_formatter(NullFormatter())
+
+
 def _save(fig, path: str | Path) -> None:
     Path(path).parent.mkdir(parents=True, exist_ok=True)
     fig.tight_layout()
@@ -81,7 +96,7 @@ def figure2_panels(quartiles: pd.DataFrame, table1: pd.DataFrame, path: str | Pa
             slope, icpt = np.polyfit(lx, ok["pbs"].to_numpy(), 1)
             xs = np.linspace(lx.min(), lx.max(), 20)
             ax.plot(10**xs, icpt + slope * xs, "--", color="0.3", lw=1)
-        ax.set_xscale("log")
+        _log_x(ax, g["mean_length"])
         t1 = table1[(table1["benchmark"] == bench) & (table1["model"] == model) & (table1["mode"] == mode)]
         if not t1.empty:
             r, p, nn = t1.iloc[0][["partial_rho", "p_value", "n"]]
@@ -153,7 +168,7 @@ def figure4_regimes(summary: pd.DataFrame, path: str | Path) -> None:
             slope, icpt = np.polyfit(lx, reasoning["pbs"].to_numpy(), 1)
             xs = np.linspace(lx.min(), lx.max(), 20)
             ax.plot(10**xs, icpt + slope * xs, color="lightcoral", lw=1.5, zorder=2)
-        ax.set_xscale("log")
+        _log_x(ax, s["length"])
         ax.set_xlabel("mean trajectory length (chars, log)")
         ax.set_ylabel("PBS")
         ax.set_title(bench)
