@@ -32,3 +32,7 @@ def test_prompt_opens_thinking():
     assert prompt_opens_thinking("...assistant\n<think>\n", "<think>\n", "</think>")
     assert not prompt_opens_thinking("...assistant\n<think>\n\n</think>\n\n", "<think>\n", "</think>")
     assert not prompt_opens_thinking("...assistant\n", "<think>\n", "</think>")
+
+
+def test_template_date_is_fixed():
+    assert render_chat("{{ strftime_now('%Y-%m-%d') }}", [("user", "a")]) == "2025-01-01"

@@ -4,12 +4,17 @@ The template comes from the GGUF metadata (``tokenizer.chat_template``), the HF 
 the registry's ``chat_template`` override. It is rendered with ``add_generation_prompt=True`` in a
 sandboxed Jinja environment set up like Hugging Face's (trim_blocks, lstrip_blocks, ``tojson``,
 ``raise_exception``, ``strftime_now``), so the prompt is the one the model was trained on.
+
+Templates that print today's date (``strftime_now``) get a fixed date, ``TEMPLATE_DATE``, so a
+rendered prompt, and with it every cache key and result, does not change from one day to the next.
 """
 
 from __future__ import annotations
 
 import json
 from datetime import datetime
+
+TEMPLATE_DATE = datetime(2025, 1, 1)
 from functools import lru_cache
 from typing import Sequence
 
@@ -68,7 +73,7 @@ def render_chat(
         bos_token=bos_token,
         eos_token=eos_token,
         raise_exception=_raise,
-        strftime_now=lambda f: datetime.now().strftime(f),
+        strftime_now=lambda f: TEMPLATE_DATE.strftime(f),
     )
     tag = think_open.strip()
     if tag and prefill.lstrip().startswith(tag) and rendered.rstrip().endswith(tag):
