@@ -70,6 +70,19 @@ def position_weights(wildcards):
     return model_files(wildcards.model)
 
 
+def position_llm_threads(wildcards):
+    """Threads of an LLM job: the registry's extra.n_threads, else 1 for llama.cpp on CPU (two
+    single-thread jobs use 2 cores better than one two-thread job, and degrade gracefully on a
+    shared machine), else 2."""
+    entry = registry_entry(wildcards.model)
+    extra = entry.get("extra") or {}
+    if extra.get("n_threads"):
+        return int(extra["n_threads"])
+    if entry["backend"] == "llamacpp" and not extra.get("n_gpu_layers"):
+        return 1
+    return 2
+
+
 def position_max_tokens(wildcards):
     return int(POSITION["max_tokens"][wildcards.mode])
 
@@ -166,7 +179,7 @@ rule position_generate:
         shard=r"\d+",
     resources:
         gpu=gpus_for_wildcards,
-    threads: 2
+    threads: position_llm_threads
     log:
         "logs/position/generate/{benchmark}/{model}/{mode}/shard-{shard}.log",
     benchmark:
@@ -265,7 +278,7 @@ rule position_truncate:
         shard=r"\d+",
     resources:
         gpu=gpus_for_wildcards,
-    threads: 2
+    threads: position_llm_threads
     log:
         "logs/position/truncate/{benchmark}/{model}/{mode}/shard-{shard}.log",
     benchmark:
