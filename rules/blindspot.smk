@@ -586,6 +586,7 @@ rule blindspot_tables:
         funnel=bs_audit_files("funnel.csv"),
         costs=bs_audit_files("costs.csv"),
         examples=bs_audit_files("examples.csv"),
+        stages=bs_audit_files("stages.csv"),
         paper="resources/paper/blindspot.yaml",
     output:
         flagged_csv=f"{BS_DIR}/tables/flagged.csv",

@@ -37,5 +37,6 @@ with rule_logging(snakemake.log[0]) as logger:
     funnel_figure(funnel, out.funnel_png)
     Path(out.examples_md).write_text(render_examples(examples, flagged))
     paper = yaml.safe_load(Path(snakemake.input.paper).read_text())
-    Path(out.report).write_text(render_report(flagged, funnel, costs, paper, snakemake.params.summary))
+    stages = gather(snakemake.input.stages)
+    Path(out.report).write_text(render_report(flagged, funnel, costs, paper, snakemake.params.summary, stages))
     logger.info(f"{len(flagged)} flagged biases over {funnel[['model', 'task']].drop_duplicates().shape[0]} audits")

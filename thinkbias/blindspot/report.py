@@ -32,8 +32,21 @@ def comparison_table(flagged: pd.DataFrame, paper: dict) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def render_report(flagged: pd.DataFrame, funnel: pd.DataFrame, costs: pd.DataFrame, paper: dict, summary: dict) -> str:
-    """The report: configuration summary, flagged biases, funnel, costs, and the comparison."""
+def decision_quality(stages: pd.DataFrame) -> pd.DataFrame:
+    """Per (model, task, concept), at the concept's latest stage: pairs, pairs excluded for an
+    unparsable decision, and responses whose decision was forced (when that option is on)."""
+    if stages is None or stages.empty or "n_pairs" not in stages.columns:
+        return pd.DataFrame()
+    last = stages.sort_values("stage").groupby(["model", "task", "concept_id"], sort=True).tail(1)
+    cols = [c for c in ("model", "task", "concept_id", "stage", "n_pairs", "n_invalid", "n_responses",
+                        "n_unparsable", "n_forced", "status") if c in last.columns]
+    return last[cols].reset_index(drop=True)
+
+
+def render_report(flagged: pd.DataFrame, funnel: pd.DataFrame, costs: pd.DataFrame, paper: dict, summary: dict,
+                  stages: pd.DataFrame | None = None) -> str:
+    """The report: configuration summary, flagged biases, funnel, costs, decision quality, and the
+    comparison with the paper."""
     lines = [f"# Unverbalized biases: {paper.get('paper', 'Biases in the Blind Spot')}", ""]
     lines += ["## This run", ""]
     lines += [f"- {k}: {v}" for k, v in summary.items()]
@@ -49,6 +62,12 @@ def render_report(flagged: pd.DataFrame, funnel: pd.DataFrame, costs: pd.DataFra
     lines += ["## Calls: staged versus exhaustive testing", "",
               f"Paper: staged testing saves {paper.get('validation', {}).get('calls_saved_vs_exhaustive', 'n/a')} "
               "of the calls of exhaustive testing.", "", to_markdown(costs)]
+    quality = decision_quality(stages)
+    if len(quality):
+        lines += ["## Decisions: parsed, excluded, forced", "",
+                  "Pairs with an unparsable decision are excluded from the test (n_invalid); forced decisions "
+                  "were cued after a response without a decision line (only with target.force_decision).", "",
+                  to_markdown(quality)]
     lines += ["## Beside the paper's reported findings", "",
               "The paper's numbers come from seven frontier models on 1,336-2,500 inputs per task; a run with "
               "other models or sizes is not expected to match them. Effects are acceptance-rate differences.", "",
