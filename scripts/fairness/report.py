@@ -16,7 +16,8 @@ with rule_logging(snakemake.log[0]) as log:
     counts = tables["parse_counts"]
     models = sorted(counts["model"].astype(str).unique())
     datasets = sorted(counts["dataset"].astype(str).unique())
-    wall = wall_time_summary(sorted(glob.glob(f"{snakemake.params.benchmarks}/**/*.tsv", recursive=True)))
+    bench = snakemake.params.benchmarks
+    wall = wall_time_summary(sorted(glob.glob(f"{bench}/**/*.tsv", recursive=True)), bench)
     text = render_report(snakemake.params.run, tables, paper, models, datasets, cost, wall)
     Path(snakemake.output[0]).write_text(text)
     log.info("report written: %d lines", text.count("\n"))

@@ -56,3 +56,15 @@ def test_zero_retained_pairs_still_give_every_table_and_a_report():
     assert all(t.empty for name, t in tables.items() if name not in ("table2", "parse_counts"))
     text = render_report("r", tables, PAPER, ["m"], ["adult"], pd.DataFrame())
     assert "different model" in text
+
+
+def test_wall_time_summary(tmp_path):
+    from thinkbias.fairness.report import wall_time_summary
+
+    root = tmp_path / "bench"
+    for step, s in (("generate", 2.5), ("generate", 1.5), ("probe", 1.0)):
+        d = root / step / f"x{s}"
+        d.mkdir(parents=True)
+        (d / "shard-0.tsv").write_text(f"s\th:m:s\tcpu_time\n{s}\t0:00:02\t{s / 2}\n")
+    w = wall_time_summary(sorted(str(p) for p in root.rglob("*.tsv")), str(root)).set_index("step")
+    assert w.loc["generate", "jobs"] == 2 and w.loc["generate", "wall_s"] == 4.0 and w.loc["probe", "cpu_s"] == 0.5

@@ -12,6 +12,7 @@ over every setting of the run. Verdicts:
 from __future__ import annotations
 
 import math
+from pathlib import Path
 from typing import Callable
 
 import pandas as pd
@@ -136,6 +137,15 @@ def render_report(run: str, tables: Tables, paper: dict, run_models: list[str], 
               "Generated tokens of both arms against the tokens evaluated by the CDPG and nothink probes "
               "(naive: each prefix re-fed from scratch; reused: prefix computation shared across cuts).", "",
               to_markdown(cost, 3), ""]
+    if len(cost) and {"generated_tokens", "probe_tokens_reused", "probe_tokens_naive"} <= set(cost.columns):
+        gen, reused, naive = (float(cost[c].sum()) for c in ("generated_tokens", "probe_tokens_reused",
+                                                              "probe_tokens_naive"))
+        fwd = gen + float(cost["prompt_tokens"].sum()) if "prompt_tokens" in cost.columns else math.nan
+        if gen:
+            lines += [f"Probing evaluated {reused:,.0f} tokens with prefix reuse ({naive:,.0f} if every prefix "
+                      f"were re-fed) against {gen:,.0f} generated tokens: {reused / gen:.2f}x the generated "
+                      f"tokens ({naive / gen:.2f}x naive), {reused / fwd:.2f}x all forward tokens of generation "
+                      f"(prompt + generated).", ""]
     if wall is not None and len(wall):
         lines += ["## Wall time (Snakemake benchmarks)", "", to_markdown(wall, 1), ""]
     verdicts = cmp_table["verdict"].value_counts()
@@ -143,19 +153,18 @@ def render_report(run: str, tables: Tables, paper: dict, run_models: list[str], 
     return "\n".join(lines)
 
 
-def wall_time_summary(paths: list[str]) -> pd.DataFrame:
-    """Sum the ``s`` column of Snakemake benchmark TSVs by step (the folder after ``fairness/``)."""
+def wall_time_summary(paths: list[str], root: str) -> pd.DataFrame:
+    """Per step (the first folder under ``root``, e.g. generate, probe): jobs, wall seconds and CPU
+    seconds summed over Snakemake benchmark TSVs."""
     rows = []
     for p in paths:
         try:
             b = pd.read_csv(p, sep="\t")
         except (OSError, pd.errors.EmptyDataError):
             continue
-        parts = p.replace("\\", "/").split("/")
-        step = parts[parts.index("fairness") + 1] if "fairness" in parts else "?"
-        rows.append({"step": step, "jobs": 1, "seconds": float(b["s"].iloc[0])})
+        rel = Path(p).resolve().relative_to(Path(root).resolve())
+        cpu = float(b["cpu_time"].iloc[0]) if "cpu_time" in b.columns else math.nan
+        rows.append({"step": rel.parts[0], "jobs": 1, "wall_s": float(b["s"].iloc[0]), "cpu_s": cpu})
     if not rows:
-        return pd.DataFrame(columns=["step", "jobs", "seconds"])
+        return pd.DataFrame(columns=["step", "jobs", "wall_s", "cpu_s"])
     return pd.DataFrame(rows).groupby("step", as_index=False).sum()
-
-
