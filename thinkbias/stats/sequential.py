@@ -119,8 +119,10 @@ def conditional_power(
         return float(mcnemar_test(b, c, exact_below).p_value < alpha)
     rng = np.random.default_rng(seed)
     b_rem = rng.binomial(n_rem, b / n_disc, size=n_simulations)
-    p = mcnemar_p_vector(b + b_rem, c + (n_rem - b_rem), exact_below)
-    return float(np.mean(p < alpha))
+    # at most n_rem + 1 distinct draws: test each once and weight by its count
+    values, counts = np.unique(b_rem, return_counts=True)
+    p = mcnemar_p_vector(b + values, c + (n_rem - values), exact_below)
+    return float(counts[p < alpha].sum() / n_simulations)
 
 
 def is_futile(
