@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from conftest import REPO, base_config, deep_merge, run_snakemake
+from tests.helpers import REPO, base_config, deep_merge, run_snakemake
 from thinkbias.config import load_config, load_schema, validate_config
 
 CONFIGS = sorted((REPO / "config").glob("*.yaml"))

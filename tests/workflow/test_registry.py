@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from conftest import REPO
+from tests.helpers import REPO
 
 REGISTRY = yaml.safe_load((REPO / "config/models.yaml").read_text())
 BACKENDS = {"llamacpp", "vllm", "openai"}
