@@ -185,3 +185,14 @@ def test_killed_job_resumes_paying_only_for_unfinished(spec, tmp_path):
     report = json.loads(rerun.stdout.strip().splitlines()[-1])
     assert report["hits"] == finished and report["requests"] == n - finished
     assert RequestCache(db).count("gen") == n
+
+
+def test_thread_count_cap(monkeypatch):
+    from thinkbias.llm.llamacpp import default_threads, effective_threads
+
+    monkeypatch.delenv("THINKBIAS_THREADS", raising=False)
+    assert effective_threads(1, {}) == 1
+    assert effective_threads(10_000, {}) == default_threads()
+    assert effective_threads(None, {"n_threads": 1}) == 1
+    monkeypatch.setenv("THINKBIAS_THREADS", "1")
+    assert effective_threads(8, {"n_threads": 4}) == 1

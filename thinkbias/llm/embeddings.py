@@ -58,9 +58,9 @@ def _embed_llamacpp(spec: ModelSpec, texts: list[str], n_threads: int | None) ->
     import llama_cpp
     from llama_cpp import Llama
 
-    from thinkbias.llm.llamacpp import default_threads
+    from thinkbias.llm.llamacpp import effective_threads
 
-    threads = int(n_threads or spec.extra.get("n_threads") or default_threads())
+    threads = effective_threads(n_threads, spec.extra)
     llm = Llama(
         model_path=spec.weights, embedding=True, pooling_type=llama_cpp.LLAMA_POOLING_TYPE_MEAN,
         n_ctx=spec.n_ctx, n_batch=spec.n_ctx, n_ubatch=spec.n_ctx, n_threads=threads, n_threads_batch=threads,
