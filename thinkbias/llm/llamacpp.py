@@ -270,7 +270,7 @@ class LlamaCppEngine(CachedEngine):
 
     def _probe_uncached(self, request, rendered, trace, cuts, cue, candidates) -> list[CandidateScores]:
         prompt = self.tokenize_prompt(rendered)
-        trace_tokens = self.tokenize_text(trace)
+        trace_tokens = self.tokenize_text(trace, special=False)  # as count_tokens: cuts index these
         bad = [c for c in cuts if not 0 <= c <= len(trace_tokens)]
         if bad:
             raise ValueError(f"cuts {bad} outside the trace's {len(trace_tokens)} tokens")

@@ -1,7 +1,8 @@
 """Run a batch of requests through an engine with progress lines in the job's log.
 
 A progress line reports items done (and how many came from the cache), tokens generated per second
-by this process, and the estimated time left, at most every ``every_s`` seconds and at the end.
+by this process, prompt tokens per second (prefill dominates short-answer jobs), and the estimated
+time left, at most every ``every_s`` seconds and at the end.
 """
 
 from __future__ import annotations
@@ -24,21 +25,22 @@ def format_eta(seconds: float) -> str:
 
 
 class Progress:
-    """Counts results and logs ``done i/N (c cached), x tok/s, ETA`` lines."""
+    """Counts results and logs ``done i/N (c cached), x tok/s, prompt y tok/s, ETA`` lines."""
 
     def __init__(self, total: int, logger: logging.Logger | None, every_s: float = 15.0, label: str = "generate"):
         self.total, self.logger, self.every_s, self.label = total, logger, every_s, label
-        self.done = self.cached = self.tokens = 0
+        self.done = self.cached = self.tokens = self.prompt_tokens = 0
         self.start = self._last = time.monotonic()
 
     def line(self) -> str:
         elapsed = max(1e-9, time.monotonic() - self.start)
         fresh = self.done - self.cached
         rate = self.tokens / elapsed
+        prompt_rate = self.prompt_tokens / elapsed
         remaining = self.total - self.done
         eta = (elapsed / fresh) * remaining if fresh else 0.0
         return (f"{self.label}: done {self.done}/{self.total} ({self.cached} cached), "
-                f"{rate:.1f} tok/s, ETA {format_eta(eta)}")
+                f"{rate:.1f} tok/s, prompt {prompt_rate:.0f} tok/s, ETA {format_eta(eta)}")
 
     def update(self, gen: Generation) -> None:
         self.done += 1
@@ -46,6 +48,7 @@ class Progress:
             self.cached += 1
         else:
             self.tokens += gen.completion_tokens
+            self.prompt_tokens += gen.prompt_tokens
         now = time.monotonic()
         if self.logger and (now - self._last >= self.every_s or self.done == self.total):
             self._last = now
