@@ -196,3 +196,18 @@ def test_thread_count_cap(monkeypatch):
     assert effective_threads(None, {"n_threads": 1}) == 1
     monkeypatch.setenv("THINKBIAS_THREADS", "1")
     assert effective_threads(8, {"n_threads": 4}) == 1
+
+
+def test_json_schema_constrains_output(engine):
+    import json
+
+    schema = {"type": "object", "properties": {"answer": {"type": "string", "enum": ["Yes", "No"]}},
+              "required": ["answer"]}
+    g = engine.generate([Request.chat("Is the sky blue? Reply in JSON.",
+                                      sampling=Sampling(max_tokens=40, json_schema=schema))])[0]
+    assert json.loads(g.text)["answer"] in ("Yes", "No")
+
+
+def test_probe_rejects_cuts_outside_the_trace(engine):
+    with pytest.raises(ValueError, match="outside"):
+        engine.probe(Request.chat("Q"), "short trace", [999], CUE, YES_NO)
