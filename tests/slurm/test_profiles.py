@@ -12,7 +12,6 @@ from snakemake.profiles import ProfileConfigFileParser
 
 REPO = Path(__file__).resolve().parents[2]
 PROFILES = REPO / "profiles"
-MODEL_RULE = re.compile(r"generate|probe|respond")
 
 
 def read_profile(name: str) -> dict:
@@ -26,12 +25,20 @@ def snakemake_args(name: str) -> dict:
         return dict(ProfileConfigFileParser().parse(stream))
 
 
-def workflow_rule_names() -> set[str]:
-    """Names of the rules declared with `rule <name>:` in rules/*.smk."""
-    names = set()
+def workflow_rules() -> dict[str, str]:
+    """Rule name -> its text, for the rules declared with `rule <name>:` in rules/*.smk."""
+    rules = {}
     for smk in (REPO / "rules").glob("*.smk"):
-        names |= set(re.findall(r"^rule\s+(\w+)\s*:", smk.read_text(), flags=re.M))
-    return names
+        for block in re.split(r"^(?=rule \w+:)", smk.read_text(), flags=re.M):
+            match = re.match(r"rule (\w+):", block)
+            if match:
+                rules[match.group(1)] = block
+    return rules
+
+
+def model_rules() -> set[str]:
+    """Rules that call a model: they declare a `gpu=` resource (0 for API or CPU models)."""
+    return {name for name, text in workflow_rules().items() if re.search(r"^\s+gpu=", text, flags=re.M)}
 
 
 def test_workstation_profile_runs_locally_with_one_gpu():
@@ -69,22 +76,25 @@ def test_model_rules_get_longer_runtime_and_more_memory():
     per_rule = profile["set-resources"]
     assert per_rule, "no per-rule resources"
     for rule, res in per_rule.items():
-        assert MODEL_RULE.search(rule), f"{rule} is not a model rule"
         assert res["runtime"] > defaults["runtime"], rule
         assert res["mem_mb"] > defaults["mem_mb"], rule
 
 
 def test_every_model_rule_of_the_workflow_is_listed():
-    rules = workflow_rule_names()
-    model_rules = {r for r in rules if MODEL_RULE.search(r)}
-    listed = set(read_profile("slurm")["set-resources"])
-    missing = sorted(model_rules - listed)
+    missing = sorted(model_rules() - set(read_profile("slurm")["set-resources"]))
     assert not missing, f"add to set-resources in profiles/slurm/config.yaml: {missing}"
 
 
-def test_every_listed_rule_exists():
-    rules = workflow_rule_names()
-    if not any(MODEL_RULE.search(r) for r in rules):
+def test_every_listed_rule_is_a_model_rule():
+    rules = model_rules()
+    if not rules:
         pytest.skip("the workflow declares no model rules yet")
     stale = sorted(set(read_profile("slurm")["set-resources"]) - rules)
-    assert not stale, f"set-resources in profiles/slurm/config.yaml names unknown rules: {stale}"
+    assert not stale, f"set-resources in profiles/slurm/config.yaml names rules that are not model rules: {stale}"
+
+
+def test_model_rule_detection_on_a_known_rule():
+    rules = workflow_rules()
+    assert "fetch" in rules and "fetch" not in model_rules()
+    if "fairness_generate" in rules:
+        assert "fairness_generate" in model_rules()
