@@ -211,3 +211,14 @@ def test_json_schema_constrains_output(engine):
 def test_probe_rejects_cuts_outside_the_trace(engine):
     with pytest.raises(ValueError, match="outside"):
         engine.probe(Request.chat("Q"), "short trace", [999], CUE, YES_NO)
+
+
+def test_generate_and_probe_many_matches_single_calls(fresh_engine, spec):
+    eng = fresh_engine()
+    reqs = [think_request(spec, max_tokens=16), Request.chat(QUESTION, prefill=arm_prefill(spec, "nothink"),
+                                                             sampling=Sampling(max_tokens=8))]
+    many = eng.generate_and_probe_many(reqs, [0.0, 1.0], CUE, YES_NO)
+    other = fresh_engine()
+    for req, (gen, scores) in zip(reqs, many):
+        g1, s1 = other.generate_and_probe(req, [0.0, 1.0], CUE, YES_NO)
+        assert g1.text == gen.text and [s.probs for s in s1] == [s.probs for s in scores]

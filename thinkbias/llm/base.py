@@ -221,7 +221,7 @@ class CachedEngine:
         """
         rendered = self.render(request)
         gkey = self.gen_key(request, rendered)
-        pkey = self._key("gap", gkey, cue, canonical(list(cut_fractions)), canonical(candidates))
+        pkey = self.gap_key(request, rendered, cut_fractions, cue, candidates)
         g_hit, p_hit = self.cache.get("gen", gkey), self.cache.get("probe", pkey)
         if g_hit is not None:
             gen = generation_from_json(g_hit)
@@ -235,6 +235,24 @@ class CachedEngine:
             self.cache.put("gen", gkey, generation_to_json(gen))
         self.cache.put("probe", pkey, [scores_to_json(s) for s in scores])
         return gen, scores
+
+    def gap_key(self, request: Request, rendered: str, cut_fractions: Sequence[float], cue: str,
+                candidates: Mapping[str, Sequence[str]]) -> str:
+        """Cache key of the probes of ``generate_and_probe``."""
+        return self._key("gap", self.gen_key(request, rendered), cue, canonical(list(cut_fractions)),
+                         canonical(candidates))
+
+    def generate_and_probe_many(self, requests: Sequence[Request], cut_fractions: Sequence[float], cue: str,
+                                candidates: Mapping[str, Sequence[str]],
+                                on_result: OnResult | None = None) -> list[tuple[Generation, list[CandidateScores]]]:
+        """``generate_and_probe`` over many requests; batched backends (vLLM) override it to batch
+        the generations and then all the probes. ``on_result(i, generation)`` as each finishes."""
+        out = []
+        for i, req in enumerate(requests):
+            out.append(self.generate_and_probe(req, cut_fractions, cue, candidates))
+            if on_result:
+                on_result(i, out[-1][0])
+        return out
 
     def close(self) -> None:
         self.cache.close()

@@ -209,6 +209,47 @@ class VllmEngine(CachedEngine):
         prompts = [prompt + tokens[:k0 + c] + self._encode(cue) for c in cuts]
         return gen, self._probe_prompts_scores(prompts, candidates)
 
+    def generate_and_probe_many(self, requests, cut_fractions, cue, candidates, on_result=None):
+        """Batched: every generation in one ``generate`` (cached per request), then the probes of all
+        uncached traces in one batch (prefix caching shares each trace's prefix across its cuts)."""
+        from dataclasses import replace
+
+        from thinkbias.llm.base import scores_from_json, scores_to_json, trace_lead
+
+        gens = self.generate(requests)
+        results: list = [None] * len(requests)
+        prompts, owners = [], []
+        cue_ids = self._encode(cue)
+        for i, (req, gen) in enumerate(zip(requests, gens)):
+            rendered = self.render(req)
+            key = self.gap_key(req, rendered, cut_fractions, cue, candidates)
+            hit = self.cache.get("probe", key)
+            if hit is not None:
+                self._count(cache_hits=1)
+                results[i] = (gen, [scores_from_json(d) for d in hit])
+                continue
+            lead = trace_lead(gen.text, self.spec.think_open, self._opened(rendered))
+            probe_req = replace(req, prefill=req.prefill + lead) if lead else req
+            trace_ids = self._encode(gen.thinking)
+            cuts = fraction_cuts(cut_fractions, len(trace_ids))
+            for p in probe_prompts(self._encode(self.render(probe_req)), trace_ids, cuts, cue_ids):
+                prompts.append(p)
+                owners.append((i, key))
+        if prompts:
+            scores = self._probe_prompts_scores(prompts, candidates)
+            grouped: dict[int, list] = {}
+            keys: dict[int, str] = {}
+            for (i, key), sc in zip(owners, scores):
+                grouped.setdefault(i, []).append(sc)
+                keys[i] = key
+            for i, scs in grouped.items():
+                self.cache.put("probe", keys[i], [scores_to_json(x) for x in scs])
+                results[i] = (gens[i], scs)
+        for i in range(len(requests)):
+            if on_result:
+                on_result(i, results[i][0])
+        return results
+
     def close(self) -> None:
         try:
             del self.llm
