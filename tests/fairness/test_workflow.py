@@ -2,7 +2,7 @@
 import pandas as pd
 import pytest
 
-from conftest import run_snakemake, tiny_config
+from tests.helpers import run_snakemake, tiny_config
 
 pytestmark = pytest.mark.slow
 
@@ -11,7 +11,7 @@ TABLES = ("parse_counts", "identities", "table2", "figure2", "figure3", "appendi
 
 
 def test_embedded_end_to_end(workflow_dir, embedded_model):
-    cfg = tiny_config(fairness={"run": "e2e", "datasets": ["adult"], "n_records": 3, "think_budget": 16,
+    cfg = tiny_config(fairness={"run": "e2e", "datasets": ["adult"], "n_records": 2, "think_budget": 12,
                                 "answer_budget": 6, "bootstrap_samples": 100})
     run_snakemake(workflow_dir, ["--cores", "2", "fairness"], config=cfg)
     out = workflow_dir / "results/fairness/e2e"
@@ -20,10 +20,10 @@ def test_embedded_end_to_end(workflow_dir, embedded_model):
     for fig in ("figure2", "figure3", "appendix_c", "figure4"):
         assert (out / f"figures/{fig}.png").stat().st_size > 1000
     pred = pd.read_csv(out / "predictions.csv")
-    assert len(pred) == 3 * 2 * 2 and set(pred.arm) == {"think", "nothink"}
+    assert len(pred) == 2 * 2 * 2 and set(pred.arm) == {"think", "nothink"}
     parse = pd.read_csv(out / "tables/parse_counts.csv").iloc[0]
-    assert parse.pairs == 3
-    assert parse.nothink_ok + parse.nothink_refusal + parse.nothink_unparsed == 6
+    assert parse.pairs == 2
+    assert parse.nothink_ok + parse.nothink_refusal + parse.nothink_unparsed == 4
     t2 = pd.read_csv(out / "tables/table2.csv")
     row = t2[t2.model == "smollm2-135m"].iloc[0]
     assert row.a + row.b + row.c + row.d == row.N == parse.N
@@ -34,6 +34,6 @@ def test_embedded_end_to_end(workflow_dir, embedded_model):
         f3 = pd.read_csv(out / "tables/figure3.csv")
         assert f3.groupby("k").n.sum().eq(parse.N).all() and f3.k.max() == 10
     cost = pd.read_csv(out / "cost.csv").iloc[0]
-    assert cost.requests == 12 and cost.generated_tokens > 0
+    assert cost.requests == 8 and cost.generated_tokens > 0
     report = (out / "report.md").read_text()
     assert "different model" in report and "Probing cost" in report
