@@ -5,7 +5,7 @@ import pandas as pd
 import pytest
 from statsmodels.stats.contingency_tables import mcnemar
 
-from conftest import run_snakemake, tiny_config
+from tests.helpers import run_snakemake, tiny_config
 
 pytestmark = pytest.mark.slow
 
