@@ -37,6 +37,11 @@ def test_chat_kwargs_carry_explicit_sampling():
     assert kw["max_completion_tokens"] == 33 and "temperature" not in kw and "max_tokens" not in kw
     with pytest.raises(ValueError, match="cannot pre-fill"):
         chat_kwargs(API, Request.chat("Q", prefill="<think>\n"))
+    o3 = replace(API, api_base="https://api.openai.com/v1", api_model="o3-2025-04-16", extra={})
+    kw = chat_kwargs(o3, req)
+    assert kw["max_completion_tokens"] == 33 and "temperature" not in kw and "top_p" not in kw
+    routed = replace(API, extra={"provider": {"order": ["x"]}})
+    assert chat_kwargs(routed, req)["extra_body"] == {"provider": {"order": ["x"]}}
     prefix = replace(API, extra={"prefill": "assistant_prefix"})
     assert chat_kwargs(prefix, Request.chat("Q", prefill="Answer:"))["messages"][-1] == {
         "role": "assistant", "content": "Answer:", "prefix": True}

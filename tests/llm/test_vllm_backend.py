@@ -22,6 +22,7 @@ def test_engine_kwargs_enable_prefix_caching_and_quantization():
     assert kw["enable_prefix_caching"] is True and kw["quantization"] == "awq"
     assert kw["max_model_len"] == 8192 and kw["tensor_parallel_size"] == 1 and kw["gpu_memory_utilization"] == 0.92
     assert engine_kwargs(replace(SPEC, extra={"quantization": "fp16"}))["quantization"] is None
+    assert engine_kwargs(replace(SPEC, extra={"max_model_len": 16384}))["max_model_len"] == 16384
 
 
 def test_sampling_kwargs_are_explicit():

@@ -105,17 +105,37 @@ def chat_messages(spec: ModelSpec, request: Request) -> list[dict]:
     return messages
 
 
+OPENAI_REASONING_PREFIXES = ("o1", "o3", "o4", "gpt-5")
+
+
+def is_openai_reasoning_model(spec: ModelSpec) -> bool:
+    """OpenAI's reasoning models (o1/o3/o4/gpt-5 families on api.openai.com) take
+    ``max_completion_tokens`` and reject sampling parameters."""
+    return "api.openai.com" in spec.api_base and spec.api_model.startswith(OPENAI_REASONING_PREFIXES)
+
+
+def extra_body(spec: ModelSpec) -> dict:
+    """Server-specific request fields: ``extra.extra_body``, plus OpenRouter's ``extra.provider``."""
+    body = dict(spec.extra.get("extra_body") or {})
+    if "provider" in spec.extra:
+        body["provider"] = spec.extra["provider"]
+    return body
+
+
 def chat_kwargs(spec: ModelSpec, request: Request) -> dict:
     """Keyword arguments of ``chat.completions.create`` for ``request`` (pure; unit-tested).
 
-    ``extra.token_param`` names the length limit (``max_tokens``, or ``max_completion_tokens`` for
-    OpenAI reasoning models); ``extra.send_sampling: false`` omits temperature/top_p for APIs that
-    reject them. The seed is always sent.
+    ``extra.token_param`` names the length limit (``max_tokens``, or ``max_completion_tokens``, the
+    default for OpenAI reasoning models); ``extra.send_sampling: false`` (the default for OpenAI
+    reasoning models) omits temperature/top_p for APIs that reject them. The seed is always sent.
+    ``extra.extra_body`` / ``extra.provider`` go to the request body.
     """
     s = request.sampling
-    kw: dict = {"model": spec.api_model, "messages": chat_messages(spec, request),
-                spec.extra.get("token_param", "max_tokens"): s.max_tokens, "seed": s.seed}
-    if spec.extra.get("send_sampling", True):
+    reasoning = is_openai_reasoning_model(spec)
+    token_param = spec.extra.get("token_param", "max_completion_tokens" if reasoning else "max_tokens")
+    kw: dict = {"model": spec.api_model, "messages": chat_messages(spec, request), token_param: s.max_tokens,
+                "seed": s.seed}
+    if spec.extra.get("send_sampling", not reasoning):
         kw["temperature"] = s.temperature
         kw["top_p"] = s.top_p
     if s.stop:
@@ -123,6 +143,8 @@ def chat_kwargs(spec: ModelSpec, request: Request) -> dict:
     if s.json_schema is not None:
         kw["response_format"] = {"type": "json_schema",
                                  "json_schema": {"name": "answer", "schema": s.json_schema, "strict": True}}
+    if extra_body(spec):
+        kw["extra_body"] = extra_body(spec)
     return kw
 
 
@@ -132,8 +154,8 @@ def generation_from_response(spec: ModelSpec, request: Request, resp) -> Generat
     msg = choice.message
     content = msg.content or ""
     reasoning = getattr(msg, "reasoning_content", None)
-    if reasoning is None and getattr(msg, "model_extra", None):
-        reasoning = msg.model_extra.get("reasoning_content")
+    if reasoning is None and getattr(msg, "model_extra", None):  # OpenRouter names it "reasoning"
+        reasoning = msg.model_extra.get("reasoning_content") or msg.model_extra.get("reasoning")
     usage = getattr(resp, "usage", None)
     pt = int(getattr(usage, "prompt_tokens", 0) or 0)
     ct = int(getattr(usage, "completion_tokens", 0) or 0)
@@ -157,7 +179,8 @@ class OpenAIEngine(CachedEngine):
     def render(self, request: Request) -> str:
         # the prompt identity in cache keys: API model name, messages and prefill (never the key)
         return json.dumps({"api_model": self.spec.api_model, "messages": request.messages,
-                           "prefill": request.prefill}, sort_keys=True, separators=(",", ":"))
+                           "prefill": request.prefill, "extra_body": extra_body(self.spec)},
+                          sort_keys=True, separators=(",", ":"))
 
     def count_tokens(self, text: str) -> int:
         raise NotImplementedError(f"model '{self.spec.id}': the openai backend has no tokenizer; "
@@ -202,8 +225,8 @@ class OpenAIEngine(CachedEngine):
             raise NotImplementedError(f"model '{self.spec.id}': this API does not return logprobs, so it cannot score")
         n_top = int(self.spec.extra.get("top_logprobs", 20))
         kw = chat_kwargs(self.spec, request)
-        kw.update({self.spec.extra.get("token_param", "max_tokens"): 1, "temperature": 0.0, "logprobs": True,
-                   "top_logprobs": n_top})
+        token_param = next(k for k in ("max_completion_tokens", "max_tokens") if k in kw)
+        kw.update({token_param: 1, "temperature": 0.0, "logprobs": True, "top_logprobs": n_top})
         resp = with_retries(self.spec, lambda: self.client.chat.completions.create(**kw), self._attempt)
         lp = resp.choices[0].logprobs
         if lp is None or not lp.content:

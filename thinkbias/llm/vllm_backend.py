@@ -35,7 +35,7 @@ def engine_kwargs(spec: ModelSpec) -> dict:
         "tokenizer": extra.get("tokenizer", spec.weights),
         "quantization": quant.lower() if isinstance(quant, str) else quant,
         "enable_prefix_caching": True,
-        "max_model_len": spec.n_ctx,
+        "max_model_len": int(extra.get("max_model_len", spec.n_ctx)),
         "gpu_memory_utilization": float(extra.get("gpu_memory_utilization", 0.9)),
         "tensor_parallel_size": int(extra.get("tensor_parallel_size", max(1, spec.gpus))),
         "dtype": extra.get("dtype", "auto"),
