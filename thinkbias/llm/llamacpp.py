@@ -12,11 +12,13 @@ Probing reuses the KV cache (``Llama.n_tokens`` + ``llama_memory_seq_rm`` throug
 - ``probe`` (a later job): one prefill of ``prompt + trace[:deepest cut]``, then the same truncation
   per cut. Cost: one prefill + K x (cue tokens).
 
-Measured by benchmarks/bench_probing.py on the embedded model (see docs/engine.md): fused probing of
-K=10 cuts costs a few percent of generating the trace, while probing in a later job costs about one
-prefill of the trace, several times cheaper than a fresh prefill per cut. Because generation is
-token by token and prefill is batched, a later-job probe is already cheap; the fused primitive is
-still the cheapest, so the fairness study probes inside its generation job (see docs/engine.md).
+Measured by benchmarks/bench_probing.py on the embedded model (400-token trace, K = 10 cuts, the
+fairness cue of 8 tokens; docs/engine.md): fused probing / generating the trace = 0.07; later-job
+probing / one prefill of the trace = 0.96 (floor 1.16, within load noise); naive probing (a fresh
+prefill per cut) / one prefill = 7.5, i.e. 7.8x the later-job cost; engine / bare llama-cpp-python
+generation throughput = 1.00. So studies that generate and probe the same trace probe inside the
+generation job (``generate_and_probe``/``generate_and_probe_many``): no second job, model load or
+prefill. A separate probe job (``probe``) is for traces from elsewhere and costs one prefill each.
 
 Generation always starts from an empty KV cache (no prefix reuse across requests), so a result
 never depends on which request ran before it: greedy output is identical across runs and orders,
