@@ -203,8 +203,16 @@ def cache_rows(cache_file: Path) -> dict[tuple[str, str], float]:
     """(kind, key) -> created timestamp of every entry of the request cache."""
     if not cache_file.exists():
         return {}
-    with sqlite3.connect(f"file:{cache_file}?mode=ro", uri=True, timeout=30) as conn:
-        return {(k, key): created for k, key, created in conn.execute("SELECT kind, key, created FROM entries")}
+    conn = sqlite3.connect(f"file:{cache_file}?mode=ro", uri=True, timeout=30)
+    try:
+        rows = conn.execute("SELECT kind, key, created FROM entries").fetchall()
+    except sqlite3.OperationalError as err:  # the job is still creating the database
+        if "no such table" not in str(err):
+            raise
+        rows = []
+    finally:
+        conn.close()
+    return {(kind, key): created for kind, key, created in rows}
 
 
 @dataclass
