@@ -98,3 +98,21 @@ def test_model_rule_detection_on_a_known_rule():
     assert "fetch" in rules and "fetch" not in model_rules()
     if "fairness_generate" in rules:
         assert "fairness_generate" in model_rules()
+
+
+@pytest.mark.parametrize("name", ["workstation", "slurm"])
+def test_snakemake_accepts_every_key_of_the_profile(name, monkeypatch):
+    """Snakemake's own command-line parser reads the profile: a misspelt key is an error."""
+    from snakemake.cli import parse_args
+
+    monkeypatch.chdir(REPO)
+    _, args = parse_args(["--profile", str(PROFILES / name), "--dry-run"])
+    assert args.rerun_incomplete and args.keep_going and args.show_failed_logs and args.printshellcmds
+    if name == "workstation":
+        assert args.executor is None
+        assert int(args.resources["gpu"].value) == 1
+    else:
+        assert args.executor == "slurm"
+        assert args.slurm_init_seconds_before_status_checks == 10
+        assert args.retries == 1
+        assert set(args.set_resources) == set(read_profile("slurm")["set-resources"])
