@@ -16,6 +16,7 @@ include: "rules/models.smk"
 include: "rules/fairness.smk"
 include: "rules/position.smk"
 include: "rules/blindspot.smk"
+include: "rules/report.smk"
 
 
 rule all:

@@ -1,0 +1,47 @@
+# Run-level products: the run plan and the per-job benchmark table.
+
+
+def study_products(wildcards=None):
+    """Final products of every enabled study (the benchmark table is made after all of them)."""
+    return [t for study in STUDIES if study_enabled(study) for t in globals()[f"{study}_targets"]()]
+
+
+rule plan:
+    output:
+        md="results/plan.md",
+        csv="results/plan.csv",
+    params:
+        config={s: config[s] for s in STUDIES},
+        registry=REGISTRY,
+        planner=config["planner"],
+        cache_dir=CACHE_DIR,
+    localrule: True
+    log:
+        "logs/report/plan.log",
+    conda:
+        "../envs/analysis.yaml"
+    script:
+        "../scripts/report/plan.py"
+
+
+rule benchmarks_table:
+    input:
+        study_products,
+    output:
+        csv=report(
+            "results/benchmarks.csv",
+            caption="../report/benchmarks.rst",
+            category="Run",
+            labels={"table": "per-job wall time, memory, tokens/s"},
+        ),
+        md="results/benchmarks.md",
+    params:
+        bench_root="results/benchmarks",
+        log_root="logs",
+    localrule: True
+    log:
+        "logs/report/benchmarks.log",
+    conda:
+        "../envs/analysis.yaml"
+    script:
+        "../scripts/report/benchmarks.py"
