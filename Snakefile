@@ -10,6 +10,9 @@ configfile: "config/config.yaml"
 validate(config, "config/schema/config.schema.yaml")
 
 
+report: "report/workflow.rst"
+
+
 include: "rules/common.smk"
 include: "rules/data.smk"
 include: "rules/models.smk"
