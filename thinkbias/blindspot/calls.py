@@ -74,27 +74,46 @@ def run_targets(model_id: str, registry: str, weights: str, cache_dir: str, requ
     from thinkbias.llm import load_model_spec, open_engine
     from thinkbias.llm.run import run_requests
 
+    from thinkbias.llm.run import Progress
+
     spec_task = task_spec(task)
     spec = load_model_spec(registry, model_id, weights=weights)
+    candidates = decision_candidates(spec_task)
+
+    def force(engine, i: int) -> None:
+        req = requests[i]
+        cued = Request(messages=req.messages, prefill=req.prefill + texts[i] + spec_task.decision_cue,
+                       sampling=Sampling(max_tokens=1))
+        probs = engine.score(cued, candidates).probs
+        word = max(spec_task.decision_words, key=lambda w: probs.get(w, 0.0))
+        texts[i] = texts[i] + spec_task.decision_cue + " " + word
+        decisions[i] = spec_task.parser(texts[i])
+        forced[i] = True
+
     with open_engine(spec, cache_dir) as engine:
-        gens = run_requests(engine, requests, logger)
-        texts = [response_text(g) for g in gens]
-        decisions = [spec_task.parser(t) for t in texts]
-        forced = [False] * len(texts)
-        if force_decision:
-            candidates = decision_candidates(spec_task)
-            todo = [i for i, d in enumerate(decisions) if d is None]
-            for i in todo:
-                req = requests[i]
-                cued = Request(messages=req.messages, prefill=req.prefill + texts[i] + spec_task.decision_cue,
-                               sampling=Sampling(max_tokens=1))
-                probs = engine.score(cued, candidates).probs
-                word = max(spec_task.decision_words, key=lambda w: probs.get(w, 0.0))
-                texts[i] = texts[i] + spec_task.decision_cue + " " + word
-                decisions[i] = spec_task.parser(texts[i])
-                forced[i] = True
-            if todo:
-                logger.info(f"forced a decision on {len(todo)}/{len(texts)} responses without a parsable one")
+        if force_decision and spec.backend == "llamacpp":
+            # score right after each generation, while the response is still in the KV cache
+            progress = Progress(len(requests), logger)
+            gens, texts, decisions, forced = [], [], [], []
+            for i, req in enumerate(requests):
+                g = engine.generate([req])[0]
+                progress.update(g)
+                gens.append(g)
+                texts.append(response_text(g))
+                decisions.append(spec_task.parser(texts[-1]))
+                forced.append(False)
+                if decisions[-1] is None:
+                    force(engine, i)
+        else:
+            gens = run_requests(engine, requests, logger)
+            texts = [response_text(g) for g in gens]
+            decisions = [spec_task.parser(t) for t in texts]
+            forced = [False] * len(texts)
+            if force_decision:
+                for i in [i for i, d in enumerate(decisions) if d is None]:
+                    force(engine, i)
+        if any(forced):
+            logger.info(f"forced a decision on {sum(forced)}/{len(texts)} responses without a parsable one")
     return pd.DataFrame({"text": texts, "decision": pd.Series(decisions, dtype="float"), "forced": forced,
                          "completion_tokens": [g.completion_tokens for g in gens], "cached": [g.cached for g in gens]})
 
