@@ -6,7 +6,7 @@ import math
 import pandas as pd
 import pytest
 
-from conftest import run_snakemake, tiny_config
+from tests.helpers import run_snakemake, tiny_config
 
 TABLES = ["table1_partial_correlation", "table2_summary", "table3_length_bins", "table4_wilcoxon", "length_quartiles"]
 FIGURES = ["figure1_length_quartiles", "figure2_configurations", "figure3_truncation", "figure4_regimes"]
