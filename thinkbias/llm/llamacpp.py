@@ -13,10 +13,10 @@ Probing reuses the KV cache (``Llama.n_tokens`` + ``llama_memory_seq_rm`` throug
   per cut. Cost: one prefill + K x (cue tokens).
 
 Measured by benchmarks/bench_probing.py on the embedded model (400-token trace, K = 10 cuts, the
-fairness cue of 8 tokens; docs/engine.md): fused probing / generating the trace = 0.07; later-job
-probing / one prefill of the trace = 0.96 (floor 1.16, within load noise); naive probing (a fresh
-prefill per cut) / one prefill = 7.5, i.e. 7.8x the later-job cost; engine / bare llama-cpp-python
-generation throughput = 1.00. So studies that generate and probe the same trace probe inside the
+fairness cue of 8 tokens; two runs, docs/engine.md): fused probing / generating the trace =
+0.07-0.09; later-job probing / one prefill of the trace = 0.96-1.24 (floor 1.16; load noise);
+naive probing (a fresh prefill per cut) costs 5.0-7.8x the later-job probing; engine / bare
+llama-cpp-python generation throughput = 1.00-1.05. So studies that generate and probe the same trace probe inside the
 generation job (``generate_and_probe``/``generate_and_probe_many``): no second job, model load or
 prefill. A separate probe job (``probe``) is for traces from elsewhere and costs one prefill each.
 
