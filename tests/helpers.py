@@ -60,7 +60,7 @@ def run_snakemake(workdir: Path, args: list[str], config: dict | None = None,
         cfg = workdir / "test-config.yaml"
         cfg.write_text(yaml.safe_dump(config, sort_keys=False))
         cmd += ["--configfile", str(cfg)]
-    env = {**os.environ, "THINKBIAS_OFFLINE": "1", "PYTHONPATH": str(REPO)}
+    env = {**os.environ, "THINKBIAS_OFFLINE": "1", "THINKBIAS_THREADS": "1", "PYTHONPATH": str(REPO)}
     proc = subprocess.run(cmd + args, cwd=workdir, capture_output=True, text=True, timeout=timeout, env=env)
     if check and proc.returncode != 0:
         raise AssertionError(f"snakemake {' '.join(args)} failed ({proc.returncode}):\n"
