@@ -89,6 +89,8 @@ def slurm_cluster():
     proc = subprocess.run(["bash", str(SCRIPT), "start"], env=env, capture_output=True, text=True,
                           timeout=900)
     startup_s = time.monotonic() - start
+    if proc.returncode == 3:
+        pytest.skip(f"this machine has its own SLURM configuration: {proc.stderr.strip()[-300:]}")
     if proc.returncode != 0:
         pytest.fail(f"local SLURM did not start ({proc.returncode}):\n{proc.stdout}\n{proc.stderr[-4000:]}")
     print(f"\nlocal SLURM ready in {startup_s:.1f} s", file=sys.stderr)
