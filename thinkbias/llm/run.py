@@ -62,11 +62,14 @@ def run_requests(engine: Engine, requests: Sequence[Request], logger: logging.Lo
     if logger:
         logger.info(f"generate: {len(requests)} requests on model {engine.spec.id}")
     try:
-        return engine.generate(requests, on_result=lambda i, g: progress.update(g))  # type: ignore[call-arg]
+        out = engine.generate(requests, on_result=lambda i, g: progress.update(g))  # type: ignore[call-arg]
     except TypeError as err:  # an engine without the on_result hook
         if "on_result" not in str(err):
             raise
         out = engine.generate(requests)
         for g in out:
             progress.update(g)
-        return out
+    if logger:
+        # read by the per-job benchmark table (thinkbias.report.benchmarks)
+        logger.info(f"generate: finished, generated_tokens={progress.tokens} cached={progress.cached}")
+    return out
