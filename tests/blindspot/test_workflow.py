@@ -5,7 +5,7 @@ import json
 import pandas as pd
 import pytest
 
-from conftest import run_snakemake, tiny_config
+from tests.helpers import run_snakemake, tiny_config
 
 TINY = {
     "n_inputs": 8, "n_clusters": 2, "curated": {"ids": ["gender_female", "religion_minority"]},
