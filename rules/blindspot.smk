@@ -70,6 +70,35 @@ def bs_target_weights(wildcards):
     return model_files(wildcards.model)
 
 
+def _bs_role_env(role, enabled):
+    return bs_env(BS[role]["model"]) if enabled else "../envs/analysis.yaml"
+
+
+def bs_rewrite_env(wildcards):
+    """Conda env of the rewrite step (analysis env when it only copies)."""
+    return _bs_role_env("rewrite", BS["rewrite"]["enabled"])
+
+
+def bs_embed_env(wildcards):
+    return bs_env(BS["embedder"])
+
+
+def bs_hypothesis_env(wildcards):
+    return _bs_role_env("hypothesis", BS["hypothesis"]["enabled"])
+
+
+def bs_dedup_env(wildcards):
+    return _bs_role_env("dedup", BS["hypothesis"]["enabled"])
+
+
+def bs_variation_env(wildcards):
+    return _bs_role_env("variations", BS["hypothesis"]["enabled"])
+
+
+def bs_quality_env(wildcards):
+    return _bs_role_env("quality", BS["quality"]["enabled"])
+
+
 def bs_judge_env(wildcards):
     return bs_env(BS["verbalization"]["model"]) if BS["verbalization"]["judge"] == "autorater" else "../envs/analysis.yaml"
 
@@ -198,7 +227,7 @@ rule blindspot_rewrite:
     benchmark:
         "results/benchmarks/blindspot/rewrite/{task}.tsv"
     conda:
-        bs_env(BS["rewrite"]["model"]) if BS["rewrite"]["enabled"] else "../envs/analysis.yaml"
+        bs_rewrite_env
     script:
         "../scripts/blindspot/rewrite.py"
 
@@ -222,7 +251,7 @@ rule blindspot_embed:
     benchmark:
         "results/benchmarks/blindspot/embed/{task}.tsv"
     conda:
-        bs_env(BS["embedder"])
+        bs_embed_env
     script:
         "../scripts/blindspot/embed.py"
 
@@ -277,7 +306,7 @@ rule blindspot_hypothesize:
     benchmark:
         "results/benchmarks/blindspot/hypothesize/{task}.tsv"
     conda:
-        bs_env(BS["hypothesis"]["model"]) if BS["hypothesis"]["enabled"] else "../envs/analysis.yaml"
+        bs_hypothesis_env
     script:
         "../scripts/blindspot/hypothesize.py"
 
@@ -309,7 +338,7 @@ rule blindspot_dedup:
     benchmark:
         "results/benchmarks/blindspot/dedup/{task}.tsv"
     conda:
-        bs_env(BS["dedup"]["model"]) if BS["hypothesis"]["enabled"] else "../envs/analysis.yaml"
+        bs_dedup_env
     script:
         "../scripts/blindspot/dedup.py"
 
@@ -340,7 +369,7 @@ rule blindspot_variations:
     benchmark:
         "results/benchmarks/blindspot/variations/{task}.tsv"
     conda:
-        bs_env(BS["variations"]["model"]) if BS["hypothesis"]["enabled"] else "../envs/analysis.yaml"
+        bs_variation_env
     script:
         "../scripts/blindspot/variations.py"
 
@@ -374,7 +403,7 @@ rule blindspot_quality:
     benchmark:
         "results/benchmarks/blindspot/quality/{task}.tsv"
     conda:
-        bs_env(BS["quality"]["model"]) if BS["quality"]["enabled"] else "../envs/analysis.yaml"
+        bs_quality_env
     script:
         "../scripts/blindspot/quality.py"
 
