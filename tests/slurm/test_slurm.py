@@ -194,8 +194,10 @@ def slurm_command(workdir: Path, extra: list[str]) -> list[str]:
 
 
 def snakemake_env() -> dict:
+    """The environment of `run_snakemake` (same llama.cpp thread count as the local run); sbatch
+    passes it on to the jobs (--export=ALL)."""
     venv_bin = str(Path(sys.executable).parent)
-    return {**os.environ, "THINKBIAS_OFFLINE": "1", "PYTHONPATH": str(REPO),
+    return {**os.environ, "THINKBIAS_OFFLINE": "1", "THINKBIAS_THREADS": "1", "PYTHONPATH": str(REPO),
             "PATH": f"{venv_bin}{os.pathsep}{os.environ.get('PATH', '')}"}
 
 
