@@ -75,8 +75,8 @@ def test_every_rule_names_an_existing_env_and_has_a_log():
                 env = (REPO / "rules" / value.strip("'\"")).resolve()
                 if not env.exists():
                     problems.append(f"{name}: env {value} missing")
-            elif value != "llm_env":
-                problems.append(f"{name}: conda is neither a path nor llm_env: {value}")
+            elif not re.fullmatch(r"[a-z_]*_env", value):
+                problems.append(f"{name}: conda is neither a path nor an env helper (*_env): {value}")
         if not re.search(r"^\s+log:", body, flags=re.M):
             problems.append(f"{name}: no log")
     assert not problems, "\n".join(problems)
@@ -85,7 +85,8 @@ def test_every_rule_names_an_existing_env_and_has_a_log():
 def test_llm_rules_declare_gpu_resources_and_benchmarks():
     problems = []
     for name, body in rule_blocks().items():
-        if re.search(r"^\s+llm_env", body, flags=re.M):
+        # model-calling rules pick their env from the model's backend through a *_env helper
+        if re.search(r"^\s+conda:\s*\n\s+[a-z_]*_env,?\s*$", body, flags=re.M):
             if "gpu=" not in body:
                 problems.append(f"{name}: LLM rule without resources gpu=")
             if not re.search(r"^\s+benchmark:", body, flags=re.M):
