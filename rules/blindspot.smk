@@ -618,14 +618,39 @@ rule blindspot_tables:
         stages=bs_audit_files("stages.csv"),
         paper="resources/paper/blindspot.yaml",
     output:
-        flagged_csv=f"{BS_DIR}/tables/flagged.csv",
+        flagged_csv=report(
+            f"{BS_DIR}/tables/flagged.csv",
+            caption="../report/captions/blindspot/flagged.rst",
+            category="blindspot",
+            subcategory="tables",
+        ),
         flagged_md=f"{BS_DIR}/tables/flagged.md",
         funnel_csv=f"{BS_DIR}/tables/funnel.csv",
-        costs_csv=f"{BS_DIR}/tables/costs.csv",
+        costs_csv=report(
+            f"{BS_DIR}/tables/costs.csv",
+            caption="../report/captions/blindspot/costs.rst",
+            category="blindspot",
+            subcategory="tables",
+        ),
         costs_md=f"{BS_DIR}/tables/costs.md",
-        examples_md=f"{BS_DIR}/tables/examples.md",
-        funnel_png=f"{BS_DIR}/figures/funnel.png",
-        report=f"{BS_DIR}/report.md",
+        examples_md=report(
+            f"{BS_DIR}/tables/examples.md",
+            caption="../report/captions/blindspot/examples.rst",
+            category="blindspot",
+            subcategory="tables",
+        ),
+        funnel_png=report(
+            f"{BS_DIR}/figures/funnel.png",
+            caption="../report/captions/blindspot/funnel.rst",
+            category="blindspot",
+            subcategory="figures",
+        ),
+        report=report(
+            f"{BS_DIR}/report.md",
+            caption="../report/captions/blindspot/report.rst",
+            category="blindspot",
+            subcategory="report",
+        ),
     params:
         summary=bs_summary(),
     log:

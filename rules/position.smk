@@ -294,8 +294,18 @@ rule position_truncation_tables:
         position_truncation_files,
     output:
         continuations="results/position/truncation_continuations.csv",
-        buckets="results/position/tables/truncation_buckets.csv",
-        test="results/position/tables/truncation_before_after.csv",
+        buckets=report(
+            "results/position/tables/truncation_buckets.csv",
+            caption="../report/captions/position/truncation_buckets.rst",
+            category="position",
+            subcategory="tables",
+        ),
+        test=report(
+            "results/position/tables/truncation_before_after.csv",
+            caption="../report/captions/position/truncation_before_after.rst",
+            category="position",
+            subcategory="tables",
+        ),
         markdown="results/position/tables/truncation.md",
     params:
         buckets=POSITION["truncation"]["buckets"],
@@ -311,7 +321,12 @@ rule position_table:
     input:
         unpack(position_table_inputs),
     output:
-        csv="results/position/tables/{position_table}.csv",
+        csv=report(
+            "results/position/tables/{position_table}.csv",
+            caption="../report/captions/position/table.rst",
+            category="position",
+            subcategory="tables",
+        ),
         markdown="results/position/tables/{position_table}.md",
     wildcard_constraints:
         position_table="|".join(POSITION_TABLES.values()),
@@ -332,7 +347,12 @@ rule position_figure1:
     input:
         quartiles=position_table_path("quartiles"),
     output:
-        position_figure_path("figure1"),
+        report(
+            position_figure_path("figure1"),
+            caption="../report/captions/position/figure1.rst",
+            category="position",
+            subcategory="figures",
+        ),
     params:
         which="figure1",
     log:
@@ -348,7 +368,12 @@ rule position_figure2:
         quartiles=position_table_path("quartiles"),
         table1=position_table_path("table1"),
     output:
-        position_figure_path("figure2"),
+        report(
+            position_figure_path("figure2"),
+            caption="../report/captions/position/figure2.rst",
+            category="position",
+            subcategory="figures",
+        ),
     params:
         which="figure2",
     log:
@@ -363,7 +388,12 @@ rule position_figure3:
     input:
         buckets="results/position/tables/truncation_buckets.csv",
     output:
-        position_figure_path("figure3"),
+        report(
+            position_figure_path("figure3"),
+            caption="../report/captions/position/figure3.rst",
+            category="position",
+            subcategory="figures",
+        ),
     params:
         which="figure3",
     log:
@@ -378,7 +408,12 @@ rule position_figure4:
     input:
         summary=position_table_path("table2"),
     output:
-        position_figure_path("figure4"),
+        report(
+            position_figure_path("figure4"),
+            caption="../report/captions/position/figure4.rst",
+            category="position",
+            subcategory="figures",
+        ),
     params:
         which="figure4",
     log:
@@ -400,7 +435,12 @@ rule position_report:
         truncation_buckets="results/position/tables/truncation_buckets.csv",
         truncation_test="results/position/tables/truncation_before_after.csv",
     output:
-        "results/position/report.md",
+        report(
+            "results/position/report.md",
+            caption="../report/captions/position/report.rst",
+            category="position",
+            subcategory="report",
+        ),
     params:
         note=position_report_note(),
     log:
