@@ -35,6 +35,25 @@ def file_sha256(path: Path, chunk: int = 1 << 20) -> str:
     return h.hexdigest()
 
 
+def is_commit_hash(revision: str) -> bool:
+    """True for a full 40-hex commit hash (a pin), False for a branch or tag name."""
+    return len(revision) == 40 and all(c in "0123456789abcdef" for c in revision)
+
+
+def resolve_revision(repo: str, revision: str, token: str | None) -> str:
+    """The commit a revision names. A branch (for entries not pinned yet) is resolved once, at
+    download, and the result is recorded beside the weights (``REVISION``), so the run stays
+    traceable to one commit."""
+    if is_commit_hash(revision):
+        return revision
+    from huggingface_hub import HfApi
+
+    sha = HfApi().model_info(repo, revision=revision, token=token).sha
+    if not sha:
+        raise WeightsError(f"{repo}: could not resolve revision '{revision}' to a commit")
+    return sha
+
+
 def expected_sha256(repo: str, revision: str, files: Sequence[dict], token: str | None) -> dict[str, str]:
     """sha256 per file: the registry's pin where given, else the hub's LFS metadata at ``revision``."""
     pinned = {f["name"]: f["sha256"] for f in files if f.get("sha256")}
@@ -60,8 +79,6 @@ def download_snapshot(repo: str, revision: str, files: Sequence[dict], dest: Pat
     Returns the verified sha256 per weight file. Raises ``WeightsError`` naming the file on mismatch
     and a clear message for gated repos without a token.
     """
-    if len(revision) != 40:
-        raise WeightsError(f"{repo}: revision '{revision}' is not a pinned commit hash")
     token = hub_token()
     if gated and not token:
         raise WeightsError(
@@ -71,6 +88,7 @@ def download_snapshot(repo: str, revision: str, files: Sequence[dict], dest: Pat
         from huggingface_hub import snapshot_download
     except ImportError as err:  # pragma: no cover - depends on the env
         raise WeightsError("huggingface_hub is not installed (pip install 'thinkbias[hub]')") from err
+    revision = resolve_revision(repo, revision, token)
     expected = expected_sha256(repo, revision, files, token)
     dest.mkdir(parents=True, exist_ok=True)
     patterns = [f["name"] for f in files] + (list(SNAPSHOT_SIDECARS) if sidecars else [])
@@ -91,4 +109,5 @@ def download_snapshot(repo: str, revision: str, files: Sequence[dict], dest: Pat
             if target.exists():
                 shutil.rmtree(target) if target.is_dir() else target.unlink()
             os.replace(item, target)
+    (dest / "REVISION").write_text(revision + "\n")
     return expected
