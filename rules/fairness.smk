@@ -202,7 +202,12 @@ rule fairness_table:
     input:
         f"{FAIR_RUN}/cells.parquet",
     output:
-        csv=f"{FAIR_RUN}/tables/{{product}}.csv",
+        csv=report(
+            f"{FAIR_RUN}/tables/{{product}}.csv",
+            caption="../report/captions/fairness/table.rst",
+            category="fairness",
+            subcategory="tables",
+        ),
         md=f"{FAIR_RUN}/tables/{{product}}.md",
     wildcard_constraints:
         product="table2|figure2|figure3|appendix_c_curves|appendix_c|figure4|table3|table3_gaps|table4|table5",
@@ -223,7 +228,12 @@ rule fairness_figure:
     input:
         fairness_figure_table,
     output:
-        f"{FAIR_RUN}/figures/{{figure}}.png",
+        report(
+            f"{FAIR_RUN}/figures/{{figure}}.png",
+            caption="../report/captions/fairness/figure.rst",
+            category="fairness",
+            subcategory="figures",
+        ),
     wildcard_constraints:
         figure="figure2|figure3|appendix_c|figure4",
     params:
@@ -242,7 +252,12 @@ rule fairness_report:
         paper="resources/paper/fairness.yaml",
         cost=fairness_cost_files(),
     output:
-        f"{FAIR_RUN}/report.md",
+        report(
+            f"{FAIR_RUN}/report.md",
+            caption="../report/captions/fairness/report.rst",
+            category="fairness",
+            subcategory="report",
+        ),
     params:
         run=FAIR["run"],
         benchmarks=FAIR_BENCH,
