@@ -5,24 +5,20 @@ from pathlib import Path
 
 import pandas as pd
 
-from thinkbias.blindspot.calls import pairs_from_responses, verdict_pairs
-from thinkbias.blindspot.clusters import stage_plan
-from thinkbias.blindspot.stages import StageParams, decide, stage_alpha, concept_tests
+from thinkbias.blindspot.calls import verdict_pairs
+from thinkbias.blindspot.stage_state import stage_state
+from thinkbias.blindspot.stages import decide
 from thinkbias.workflow import rule_logging
 
 with rule_logging(snakemake.log[0]) as logger:
     p = snakemake.params
-    stage = int(snakemake.wildcards.stage)
-    entry = json.loads(Path(snakemake.input.entry).read_text())
-    active = entry["next_active"]
-    params = StageParams(**p.stage_params)
-    plan = stage_plan(pd.read_parquet(snakemake.input.clusters), stage, p.k0, p.max_stages)
     responses = pd.read_parquet(snakemake.input.responses)
     verdicts = pd.read_parquet(snakemake.input.verdicts)
-    entered = entry["entered"] + [len(active)]
-    pairs = pairs_from_responses(responses)
-    tests = concept_tests(pairs, active, plan, stage_alpha(entered, params.alpha), params)
-    result = decide(tests, pairs, verdict_pairs(verdicts), params) if len(tests) else tests.assign(status=[])
+    state = stage_state(json.loads(Path(snakemake.input.entry).read_text()), pd.read_parquet(snakemake.input.clusters),
+                        responses, int(snakemake.wildcards.stage), p.k0, p.max_stages, p.stage_params)
+    stage, plan, tests, pairs = state.stage, state.plan, state.tests, state.pairs
+    active, entered = state.active, state.entered
+    result = decide(tests, pairs, verdict_pairs(verdicts), state.params) if len(tests) else tests.assign(status=[])
     result.to_csv(snakemake.output.tests, index=False)
     next_active = result.loc[result["status"] == "continue", "concept_id"].tolist() if len(result) else []
     new_target = int((responses["stage_added"] == stage).sum())

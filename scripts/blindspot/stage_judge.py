@@ -5,22 +5,18 @@ from pathlib import Path
 
 import pandas as pd
 
-from thinkbias.blindspot.calls import pairs_from_responses, run_judge
-from thinkbias.blindspot.clusters import stage_plan
-from thinkbias.blindspot.stages import StageParams, pairs_to_judge, stage_alpha, concept_tests
+from thinkbias.blindspot.calls import run_judge
+from thinkbias.blindspot.stage_state import stage_state
+from thinkbias.blindspot.stages import pairs_to_judge
 from thinkbias.workflow import rule_logging
 
 with rule_logging(snakemake.log[0]) as logger:
     p = snakemake.params
-    stage = int(snakemake.wildcards.stage)
-    entry = json.loads(Path(snakemake.input.entry).read_text())
-    active = entry["next_active"]
-    params = StageParams(**p.stage_params)
-    plan = stage_plan(pd.read_parquet(snakemake.input.clusters), stage, p.k0, p.max_stages)
     responses = pd.read_parquet(snakemake.input.responses)
-    pairs = pairs_from_responses(responses)
-    tests = concept_tests(pairs, active, plan, stage_alpha(entry["entered"] + [len(active)], params.alpha), params)
-    todo = pairs_to_judge(pairs, tests) if len(tests) else pd.DataFrame(columns=["concept_id", "input_id"])
+    state = stage_state(json.loads(Path(snakemake.input.entry).read_text()), pd.read_parquet(snakemake.input.clusters),
+                        responses, int(snakemake.wildcards.stage), p.k0, p.max_stages, p.stage_params)
+    tests = state.tests
+    todo = pairs_to_judge(state.pairs, tests) if len(tests) else pd.DataFrame(columns=["concept_id", "input_id"])
     items = todo.merge(responses[["concept_id", "input_id", "side", "text"]], on=["concept_id", "input_id"])
     concepts = pd.read_parquet(snakemake.input.concepts)
     previous = pd.read_parquet(snakemake.input.previous) if snakemake.input.get("previous") else None

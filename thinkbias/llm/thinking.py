@@ -92,6 +92,23 @@ def split_thinking(full: str, think_open: str, think_close: str, opened: bool = 
     return ThinkSplit("", full.strip(), False)
 
 
+def thinking_char_span(text: str, think_open: str, think_close: str, opened: bool) -> tuple[int, int] | None:
+    """Character range [start, end) of the thinking trace in generated ``text``: from the start
+    (the prompt already opened it) or after the model's own open tag and the newlines after it, to
+    the close tag (or the end). None when the model never opened a trace."""
+    tag, close = think_open.strip(), think_close.strip()
+    start = 0
+    if not opened:
+        i = text.find(tag) if tag else -1
+        if i < 0:
+            return None
+        start = i + len(tag)
+        while start < len(text) and text[start] == "\n":
+            start += 1
+    end = text.find(close, start) if close else -1
+    return start, (len(text) if end < 0 else end)
+
+
 def thinking_token_span(text: str, pieces: Sequence[bytes], think_open: str, think_close: str,
                         opened: bool) -> tuple[int, int]:
     """Token range [k0, k1) of the generated tokens that make up the thinking trace of ``text``.
@@ -100,17 +117,10 @@ def thinking_token_span(text: str, pieces: Sequence[bytes], think_open: str, thi
     the newlines after it; it ends at the close tag (or the end). Tokens straddling a boundary are
     left out of the trace.
     """
-    tag, close = think_open.strip(), think_close.strip()
-    start = 0
-    if not opened:
-        i = text.find(tag) if tag else -1
-        if i < 0:
-            return 0, 0
-        start = i + len(tag)
-        while start < len(text) and text[start] == "\n":
-            start += 1
-    end = text.find(close, start) if close else -1
-    end = len(text) if end < 0 else end
+    span = thinking_char_span(text, think_open, think_close, opened)
+    if span is None:
+        return 0, 0
+    start, end = span
     start_b, end_b = len(text[:start].encode("utf-8")), len(text[:end].encode("utf-8"))
     cum = np.cumsum([0] + [len(p) for p in pieces])
     k0 = int(np.searchsorted(cum, start_b, side="left"))

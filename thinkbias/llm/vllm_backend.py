@@ -18,7 +18,7 @@ from typing import Callable, Mapping, Sequence
 from thinkbias.llm.base import CachedEngine, fraction_cuts
 from thinkbias.llm.candidates import candidate_token_ids, scores_from_top_logprobs
 from thinkbias.llm.chat import render_chat
-from thinkbias.llm.thinking import split_thinking
+from thinkbias.llm.thinking import split_thinking, thinking_char_span
 from thinkbias.llm.types import CandidateScores, Generation, ModelSpec, Request, Sampling
 
 N_LOGPROBS = 20
@@ -87,17 +87,10 @@ def thinking_span_by_decode(tokens: Sequence[int], decode: Callable[[list[int]],
                             think_open: str, think_close: str, opened: bool) -> tuple[int, int]:
     """Token range [k0, k1) of the thinking trace inside generated ``tokens`` whose decoding is
     ``text``, found by binary search on decoded prefix lengths (O(log n) decodes)."""
-    tag, close = think_open.strip(), think_close.strip()
-    start = 0
-    if not opened:
-        i = text.find(tag) if tag else -1
-        if i < 0:
-            return 0, 0
-        start = i + len(tag)
-        while start < len(text) and text[start] == "\n":
-            start += 1
-    end = text.find(close, start) if close else -1
-    end = len(text) if end < 0 else end
+    span = thinking_char_span(text, think_open, think_close, opened)
+    if span is None:
+        return 0, 0
+    start, end = span
 
     def first_k(pred) -> int:  # smallest k in [0, n] with pred(k), pred monotone
         lo, hi = 0, len(tokens)
