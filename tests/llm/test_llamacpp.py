@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from thinkbias.llm.base import fraction_cuts
 from thinkbias.llm.cache import RequestCache, cache_path
 from thinkbias.llm.candidates import scores_from_logits
 from thinkbias.llm.thinking import arm_prefill, thinking_instruction, thinking_token_span
@@ -112,7 +113,7 @@ def test_fused_probes_equal_the_same_forward_passes_without_kv_truncation(fresh_
     cue = eng.tokenize_text(CUE)
     ids = eng.candidate_ids(YES_NO)
     for f, got in zip(fracs, fused):
-        cut = round(f * (k1 - k0))
+        cut = fraction_cuts([f], k1 - k0)[0]
         eng.eval_fresh(prompt)
         for t in tokens[:k0 + cut]:
             eng.llm.eval([t])
@@ -222,3 +223,34 @@ def test_generate_and_probe_many_matches_single_calls(fresh_engine, spec):
     for req, (gen, scores) in zip(reqs, many):
         g1, s1 = other.generate_and_probe(req, [0.0, 1.0], CUE, YES_NO)
         assert g1.text == gen.text and [s.probs for s in s1] == [s.probs for s in scores]
+
+
+def test_later_probes_and_scores_reuse_the_batched_prefix_and_equal_cold_calls(fresh_engine, spec):
+    """A probe or score after a call that left the same prompt in the KV cache evaluates only the new
+    tokens, and gives exactly what an engine with an empty cache gives: decoded cells are not reused."""
+    warm, cold = fresh_engine(), fresh_engine()
+    req = think_request(spec, max_tokens=24)
+    gen = warm.generate([req])[0]  # KV: prompt (batched) + trace (decoded token by token)
+    n_prompt = gen.prompt_tokens
+    n = warm.count_tokens(gen.thinking)
+    cue = len(warm.tokenize_text(CUE))
+    cuts = [0, n // 2, n]
+    before = warm.stats.prompt_tokens
+    got = warm.probe(req, gen.thinking, cuts, CUE, YES_NO)
+    assert warm.stats.prompt_tokens - before == n + len(cuts) * cue  # the prompt was not re-read
+    want = cold.probe(req, gen.thinking, cuts, CUE, YES_NO)
+    assert [s.probs for s in got] == [s.probs for s in want]
+    assert [s.outside_mass for s in got] == [s.outside_mass for s in want]
+    # a second probe of the same prompt (other cuts; the first left prompt + cue): the prompt is kept
+    before = warm.stats.prompt_tokens
+    got2 = warm.probe(req, gen.thinking, [n - 1, 1], CUE, YES_NO)
+    assert warm.stats.prompt_tokens - before == n - 1 + 2 * cue
+    assert [s.probs for s in got2] == [s.probs for s in cold.probe(req, gen.thinking, [n - 1, 1], CUE, YES_NO)]
+    # a score right after generating from the same prompt: only the appended answer cue is read
+    nothink = Request.chat(QUESTION, prefill=arm_prefill(spec, "nothink"), sampling=Sampling(max_tokens=6))
+    g2 = warm.generate([nothink])[0]
+    scored = Request.chat(QUESTION, prefill=arm_prefill(spec, "nothink") + "Answer:")
+    before = warm.stats.prompt_tokens
+    s = warm.score(scored, YES_NO)
+    assert 0 < warm.stats.prompt_tokens - before <= len(warm.tokenize_text("Answer:")) + 2 < g2.prompt_tokens
+    assert s.probs == cold.score(scored, YES_NO).probs

@@ -8,6 +8,7 @@ exact prompt identity that goes into cache keys) and ``count_tokens``.
 from __future__ import annotations
 
 import json
+import math
 import threading
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
@@ -62,8 +63,14 @@ def canonical(obj) -> str:
 
 
 def fraction_cuts(cut_fractions: Sequence[float], n: int) -> list[int]:
-    """Token cut points ``round(f * n)`` (clipped to [0, n]) for fractions of a trace of n tokens."""
-    return [min(n, max(0, int(round(f * n)))) for f in cut_fractions]
+    """Token cut points ``floor(f * n + 1/2)`` (round half up, clipped to [0, n]) for fractions of a
+    trace of n tokens.
+
+    Half up, not Python's half-to-even ``round``, so that ``f = k/K`` gives exactly the CDPG cut
+    ``floor(k*n/K + 1/2)`` of the fairness study; the 1e-9 absorbs the float error of ``k/K * n``
+    at an exact tie (a non-tie is at least 1/K away from it).
+    """
+    return [min(n, max(0, int(math.floor(f * n + 0.5 + 1e-9)))) for f in cut_fractions]
 
 
 def trace_lead(text: str, think_open: str, opened: bool) -> str:
@@ -215,7 +222,7 @@ class CachedEngine:
 
     def generate_and_probe(self, request: Request, cut_fractions: Sequence[float], cue: str,
                            candidates: Mapping[str, Sequence[str]]) -> tuple[Generation, list[CandidateScores]]:
-        """Generate, then probe the thinking trace at ``round(f * n)`` tokens for each fraction.
+        """Generate, then probe the thinking trace at ``floor(f * n + 1/2)`` tokens for each fraction.
 
         Both parts are cached: a cached generation without cached probes is probed from its text.
         """

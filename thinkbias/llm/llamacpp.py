@@ -103,6 +103,7 @@ class LlamaCppEngine(CachedEngine):
         self._eos_text = model.token_get_text(model.token_eos()) if model.token_eos() >= 0 else ""
         self._add_bos = bool(model.add_bos_token())
         self._cand_cache: dict[str, dict[str, tuple[int, ...]]] = {}
+        self._prefilled = 0  # leading KV cells computed by batched evaluation (not by decoding)
 
     # -- text <-> tokens ----------------------------------------------------------------------
     def render(self, request: Request) -> str:
@@ -157,13 +158,21 @@ class LlamaCppEngine(CachedEngine):
         self._check_len(len(tokens))
         self.llm.n_tokens = 0
         self.llm.eval(list(tokens))
+        self._prefilled = len(tokens)
         self._count(prompt_tokens=len(tokens))
 
-    def eval_prefix(self, tokens: Sequence[int]) -> None:
+    def eval_prefix(self, tokens: Sequence[int], reuse_decoded: bool = False) -> None:
         """Make the KV cache hold exactly ``tokens``, keeping the longest prefix already there and
-        evaluating only the rest (truncation = ``Llama.eval`` removing KV cells past ``n_tokens``)."""
+        evaluating only the rest (truncation = ``Llama.eval`` removing KV cells past ``n_tokens``).
+
+        Only the leading cells computed by batched evaluation (``_prefilled``) are kept unless
+        ``reuse_decoded``: cells that generation decoded one token at a time carry slightly different
+        numbers than a batched prefill of the same tokens, so keeping them would make a result depend
+        on what ran before. Batched cells are kept exactly: a prefix evaluated in one batch and the
+        rest in another give the same logits as one batch of the whole (tested).
+        """
         self._check_len(len(tokens))
-        n = self.llm.n_tokens
+        n = self.llm.n_tokens if reuse_decoded else min(self.llm.n_tokens, self._prefilled)
         have = self.llm.input_ids[:n]
         m = min(n, len(tokens))
         target = np.asarray(tokens[:m], dtype=have.dtype)
@@ -174,6 +183,8 @@ class LlamaCppEngine(CachedEngine):
         self.llm.n_tokens = common
         rest = list(tokens[common:])
         self.llm.eval(rest)
+        if common <= self._prefilled:
+            self._prefilled = len(tokens)
         self._count(prompt_tokens=len(rest))
 
     def last_logits(self) -> np.ndarray:
@@ -254,18 +265,19 @@ class LlamaCppEngine(CachedEngine):
     # -- scoring and probing ------------------------------------------------------------------
     def _score_uncached(self, request, rendered, candidates) -> CandidateScores:
         ids = self.candidate_ids(candidates)
-        self.eval_fresh(self.tokenize_prompt(rendered))
+        self.eval_prefix(self.tokenize_prompt(rendered))  # e.g. right after generating from the same prompt
         self._count(requests=1)
         return scores_from_logits(self.last_logits(), ids)
 
     def probe_tokens(self, prefix_tokens: Callable[[int], list[int]], cuts: Sequence[int], cue: str,
-                     candidates: Mapping[str, Sequence[str]]) -> list[CandidateScores]:
-        """Score ``prefix_tokens(cut) + cue`` for each cut, deepest first, reusing the KV cache."""
+                     candidates: Mapping[str, Sequence[str]], reuse_decoded: bool = False) -> list[CandidateScores]:
+        """Score ``prefix_tokens(cut) + cue`` for each cut, deepest first, reusing the KV cache
+        (``reuse_decoded``: also the cells generation decoded, as the fused path does)."""
         ids = self.candidate_ids(candidates)
         cue_tokens = self.tokenize_text(cue)
         out: dict[int, CandidateScores] = {}
         for cut in sorted(set(cuts), reverse=True):
-            self.eval_prefix(prefix_tokens(cut) + cue_tokens)
+            self.eval_prefix(prefix_tokens(cut) + cue_tokens, reuse_decoded=reuse_decoded)
             out[cut] = scores_from_logits(self.last_logits(), ids)
         self._count(requests=1)
         return [out[c] for c in cuts]
@@ -276,7 +288,9 @@ class LlamaCppEngine(CachedEngine):
         bad = [c for c in cuts if not 0 <= c <= len(trace_tokens)]
         if bad:
             raise ValueError(f"cuts {bad} outside the trace's {len(trace_tokens)} tokens")
-        self.llm.n_tokens = 0  # start from an empty cache: results do not depend on earlier calls
+        # keep the prefix of prompt + trace the KV cache already holds from a batched evaluation
+        # (the generation's prompt, an earlier probe or score of the same prompt): only the tokens
+        # after it are evaluated, and the result equals a probe from an empty cache exactly
         return self.probe_tokens(lambda c: prompt + trace_tokens[:c], cuts, cue, candidates)
 
     def _generate_and_probe_uncached(self, request, rendered, cut_fractions, cue, candidates):
@@ -286,7 +300,7 @@ class LlamaCppEngine(CachedEngine):
         k0, k1 = thinking_token_span(text, pieces, self.spec.think_open, self.spec.think_close,
                                      self._opened(rendered))
         cuts = fraction_cuts(cut_fractions, k1 - k0)
-        scores = self.probe_tokens(lambda c: prompt + tokens[:k0 + c], cuts, cue, candidates)
+        scores = self.probe_tokens(lambda c: prompt + tokens[:k0 + c], cuts, cue, candidates, reuse_decoded=True)
         return gen, scores
 
     def close(self) -> None:

@@ -169,7 +169,7 @@ class Engine(Protocol):
         candidates: dict[str, Sequence[str]],
     ) -> tuple[Generation, list[CandidateScores]]:
         """Generate like ``generate([request])[0]``, then probe prefixes of the generated thinking
-        trace at cuts ``round(f * n)`` (n = tokens of ``Generation.thinking``), reusing the state
+        trace at cuts ``floor(f * n + 1/2)`` (n = tokens of ``Generation.thinking``), reusing the state
         left by generation where the backend can. Scores follow ``cut_fractions`` order."""
         ...
 
