@@ -14,7 +14,7 @@ REPO = Path(__file__).resolve().parents[1]
 EMBEDDED_MODEL = REPO / "resources/models/smollm2-135m/SmolLM2-135M-Instruct.Q4_1.gguf"
 SNAKEMAKE = [sys.executable, "-m", "snakemake"]
 # Entries of the repository a workflow folder links to (outputs, cache and logs stay in the folder).
-LINKED = ("Snakefile", "rules", "scripts", "envs", "config", "profiles")
+LINKED = ("Snakefile", "rules", "scripts", "envs", "config", "profiles", "report")
 
 
 def deep_merge(base: dict, override: dict) -> dict:
