@@ -24,3 +24,4 @@ def test_report_zip_holds_tables_figures_and_captions(workflow_dir):
         assert any(n.endswith(f"/{product}") for n in names), product
     caption = yaml.safe_load((REPO / "resources/captions/fairness.yaml").read_text())["tables/table2"]
     assert caption.split(".")[0] in html  # the caption of Table 2 is rendered
+    assert "Undefined substitution" not in html and "System Message" not in html

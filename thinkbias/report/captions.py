@@ -39,10 +39,15 @@ FOOTER = ("\n\n*Made by rule* ``{{{{ snakemake.rule }}}}`` *(seed {{{{ snakemake
           "{study} settings:* ``{{{{ snakemake.config['{study}'] }}}}``\n")
 
 
+def rst_text(text: str) -> str:
+    """Caption prose as reStructuredText: ``|x|`` would be a substitution reference, so escape bars."""
+    return text.strip().replace("|", "\\|")
+
+
 def caption_rst(captions: dict[str, str], study: str, key_template: str) -> str:
     """The reStructuredText (with Jinja2) of one caption file."""
     if "{" not in key_template:
-        body = captions[key_template].strip()
+        body = rst_text(captions[key_template])
     else:
         prefix, rest = key_template.split("{", 1)
         wildcard, suffix = rest.split("}", 1)
@@ -51,7 +56,7 @@ def caption_rst(captions: dict[str, str], study: str, key_template: str) -> str:
             if key.startswith(prefix) and key.endswith(suffix) and len(key) > len(prefix) + len(suffix):
                 value = key[len(prefix):len(key) - len(suffix)]
                 word = "if" if not branches else "elif"
-                branches.append(f"{{% {word} snakemake.wildcards.{wildcard} == \"{value}\" %}}\n{text.strip()}\n")
+                branches.append(f"{{% {word} snakemake.wildcards.{wildcard} == \"{value}\" %}}\n{rst_text(text)}\n")
         body = "".join(branches) + "{% endif %}"
     return body + FOOTER.format(study=study)
 
