@@ -65,9 +65,9 @@ def study_enabled(study):
 
 
 def all_targets():
-    """Every enabled study's final products."""
+    """Every enabled study's final products, then the per-job benchmark table of the run."""
     targets = []
     for study in STUDIES:
         if study_enabled(study):
             targets += globals()[f"{study}_targets"]()
-    return targets
+    return targets + ["results/benchmarks.csv"] if targets else targets
