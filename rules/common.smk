@@ -1,4 +1,12 @@
 # Helpers shared by every rule file: config defaults, registry look-ups, shards, target lists.
+#
+# `snakemake --lint` notes that stay, and why:
+# - "Mixed rules and functions": each study's input helpers live beside its rules (one file per
+#   study, readable alone); only helpers used by several rule files are here.
+# - "PYTHONPATH used but not asserted": it is set below, not required from the user.
+# - "Param root / bench_root is a prefix of output": folder roots of local rules (fetch, the benchmark
+#   table) on the workflow's own filesystem, never on a remote node.
+# - "Path composition with '+'": the one-line wildcard constraint alternation in data.smk.
 import math
 import os
 from pathlib import Path
