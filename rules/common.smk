@@ -6,7 +6,7 @@
 # - "PYTHONPATH used but not asserted": it is set below, not required from the user.
 # - "Param root / bench_root is a prefix of output": folder roots of local rules (fetch, the benchmark
 #   table) on the workflow's own filesystem, never on a remote node.
-# - "Path composition with '+'": the one-line wildcard constraint alternation in data.smk.
+# - "Path composition with '+'": string building in summary text (blindspot, position), not paths.
 import math
 import os
 from pathlib import Path

@@ -1,5 +1,5 @@
 # The fairness study ("Does Thinking Help Fairness?"): records -> counterfactual prompts -> both arms
-# (think / nothink) per model x dataset, sharded -> CDPG probes -> predictions -> tables, figures, report.
+# (think / nothink) per model x dataset, sharded, probed as generated (CDPG) -> predictions -> tables, figures, report.
 # Every output lives under results/fairness/<run>/ (config fairness.run).
 import re
 
@@ -92,17 +92,21 @@ rule fairness_prompts:
 
 
 rule fairness_generate:
+    # generation and its P(Yes) probes in one job: the think arm's CDPG probes run on the KV state the
+    # generation left (no second job, model load or prefill; docs/engine.md)
     input:
         prompts=f"{FAIR_RUN}/prompts/{{dataset}}.parquet",
         weights=fairness_weights,
     output:
-        f"{FAIR_RUN}/generations/{{dataset}}/{{model}}/{{arm}}/shard-{{shard}}.parquet",
+        generations=f"{FAIR_RUN}/generations/{{dataset}}/{{model}}/{{arm}}/shard-{{shard}}.parquet",
+        probes=f"{FAIR_RUN}/probes/{{dataset}}/{{model}}/{{arm}}/shard-{{shard}}.parquet",
     params:
         registry=config["registry"],
         cache_dir=CACHE_DIR,
         shard_size=config["shard_size"],
         think_budget=FAIR["think_budget"],
         answer_budget=FAIR["answer_budget"],
+        depths=fairness_depths(),
     wildcard_constraints:
         arm="think|nothink",
         dataset="adult|compas|credit",
@@ -118,34 +122,6 @@ rule fairness_generate:
         llm_env
     script:
         "../scripts/fairness/generate.py"
-
-
-rule fairness_probe:
-    input:
-        think=f"{FAIR_RUN}/generations/{{dataset}}/{{model}}/think/shard-{{shard}}.parquet",
-        nothink=f"{FAIR_RUN}/generations/{{dataset}}/{{model}}/nothink/shard-{{shard}}.parquet",
-        weights=fairness_weights,
-    output:
-        f"{FAIR_RUN}/probes/{{dataset}}/{{model}}/{{arm}}/shard-{{shard}}.parquet",
-    params:
-        registry=config["registry"],
-        cache_dir=CACHE_DIR,
-        depths=fairness_depths(),
-    wildcard_constraints:
-        arm="think|nothink",
-        dataset="adult|compas|credit",
-        shard=r"\d+",
-    threads: 2
-    resources:
-        gpu=gpus_for_wildcards,
-    log:
-        f"{FAIR_LOGS}/probe/{{dataset}}/{{model}}/{{arm}}/shard-{{shard}}.log",
-    benchmark:
-        f"{FAIR_BENCH}/probe/{{dataset}}/{{model}}/{{arm}}/shard-{{shard}}.tsv"
-    conda:
-        llm_env
-    script:
-        "../scripts/fairness/probe.py"
 
 
 rule fairness_gather:

@@ -1,12 +1,31 @@
 """CDPG on constructed probabilities: cuts, |CDPG_k| by cell, slopes, anchors and movers."""
+from fractions import Fraction
+
 import numpy as np
 import pandas as pd
 import pytest
 
 from thinkbias.fairness.cdpg import (
     anchor_mover_trajectories, cdpg_long, depth_cuts, depth_slope, mean_abs_cdpg, mover_side, slope_table, union_cuts,
+    depth_fractions,
 )
 from thinkbias.fairness.cells import assign_cells
+
+
+def test_engine_fraction_cuts_equal_depth_cuts():
+    """The fused path hands k/K to the engine, which cuts at floor(f*T + 1/2): the same cuts for every T."""
+    from thinkbias.llm.base import fraction_cuts
+
+    Ks = [5, 10, 20, 3, 7]
+    fr = depth_fractions(Ks)
+    assert fr[0] == 0 and fr[-1] == 1 and len(fr) == len(set(fr))
+    index = {f: i for i, f in enumerate(fr)}
+    for T in range(0, 3001):
+        cuts = fraction_cuts([float(f) for f in fr], T)
+        for K in Ks:
+            assert [cuts[index[Fraction(k, K)]] for k in range(K + 1)] == depth_cuts(T, K), (T, K)
+        assert sorted(set(cuts)) == union_cuts(T, Ks)
+    assert fraction_cuts([0.5], 7) == [4] and fraction_cuts([0.5], 5) == [3]  # ties round up, not to even
 
 
 def test_depth_cuts():

@@ -3,8 +3,8 @@ import pandas as pd
 import pytest
 
 from thinkbias.fairness.generation import (
-    ANSWER_CUE, assemble_predictions, cost_summary, force_close_request, generate_arm, probe_arm, probe_cue,
-    retained_pairs,
+    ANSWER_CUE, assemble_predictions, cost_summary, force_close_request, generate_and_probe_arm, generate_arm,
+    probe_arm, probe_cue, retained_pairs,
 )
 from thinkbias.fairness.predictions import depth_column, validate_predictions
 from thinkbias.fairness.prompts import build_prompts
@@ -61,3 +61,58 @@ def test_arms_probes_and_force_close(engine, prompts):
     assert cost["think_probe_tokens_naive"] >= cost["think_probe_tokens_reused"] > 0
     assert cost["generated_tokens"] == int(gens.completion_tokens.sum())
     assert retained_pairs(gens) <= {"r1"}
+
+
+def test_probes_ride_on_generation_and_full_depth_is_the_force_close_context(embedded_model, prompts):
+    """The pipeline's path: each arm generates and probes in one pass. Full depth = the force-close
+    context; the fused probes evaluate only cue tokens (no prefill of prompt + trace again)."""
+    from thinkbias.llm import YES_NO, load_model_spec, open_engine
+
+    spec = load_model_spec("config/models.yaml", "smollm2-135m", weights=str(embedded_model))
+    with open_engine(spec, None, n_threads=2) as engine:  # empty cache: nothing generated before
+        _fused_checks(engine, prompts)
+
+
+def _fused_checks(engine, prompts):
+    from thinkbias.llm import YES_NO
+
+    Ks = [2, 4]
+    before = engine.stats.prompt_tokens
+    think, tp = generate_and_probe_arm(engine, prompts, "think", 4, 4, Ks)
+    nothink, np_ = generate_and_probe_arm(engine, prompts, "nothink", 4, 4, Ks)
+    spent = engine.stats.prompt_tokens - before
+    # the generations are those of the generation-only path
+    pd.testing.assert_frame_equal(think, generate_arm(engine, prompts, "think", 4, 4))
+    pd.testing.assert_frame_equal(nothink, generate_arm(engine, prompts, "nothink", 4, 4))
+    assert think["forced_close"].all() and len(tp) == len(np_) == 2
+    cue = engine.count_tokens(probe_cue(engine.spec.think_close))
+    # think: at most one cue per distinct cut; nothink: only the answer cue after the generated answer
+    assert (tp["probe_tokens_evaluated"] <= tp["n_cuts"] * (cue + 1)).all()
+    assert (tp["probe_tokens_evaluated"] > 0).all()
+    assert (np_["probe_tokens_evaluated"] <= engine.count_tokens(ANSWER_CUE) + 2).all()
+    forced_prefill = spent - int(think.prompt_tokens.sum()) - int(nothink.prompt_tokens.sum()) \
+        - int(tp.probe_tokens_evaluated.sum()) - int(np_.probe_tokens_evaluated.sum())
+    assert forced_prefill > 0  # the force-close follow-ups are the only other prompt tokens
+    gens = pd.concat([think, nothink], ignore_index=True)
+    later = pd.concat([probe_arm(engine, gens, "think", Ks), probe_arm(engine, gens, "nothink", Ks)],
+                      ignore_index=True)
+    fused = pd.concat([tp, np_], ignore_index=True)
+    m = fused.merge(later, on=["pair_id", "side", "arm"], suffixes=("", "_later"))
+    # nothink scores and the empty-trace probe (no decoded cells involved) equal the later job exactly
+    nt = m[m.arm == "nothink"]
+    assert (nt["p_yes"] == nt["p_yes_later"]).all()
+    t = m[m.arm == "think"]
+    assert (t[depth_column(4, 0)] == t[depth_column(4, 0) + "_later"]).all()
+    assert (t[depth_column(2, 1)] == t[depth_column(4, 2)]).all()
+    for i, row in think.iterrows():
+        req = force_close_request(engine.spec, prompts.user.iloc[i], row.thinking, 4)
+        direct = engine.score(req, YES_NO).probs["Yes"]
+        full = t.set_index("side").loc[row.side]
+        # later job: batched like the score, so equal; fused: decoded trace cells, close (docs/engine.md)
+        assert full[depth_column(4, 4) + "_later"] == pytest.approx(direct, abs=1e-9)
+        assert full[depth_column(4, 4)] == pytest.approx(direct, abs=0.05)
+        assert full["p_yes"] == full[depth_column(4, 4)]
+    pred = validate_predictions(assemble_predictions(gens, fused, "smollm2-135m", 4))
+    assert len(pred) == 4 and pred["p_yes"].notna().all()
+    cost = cost_summary(gens, fused, "smollm2-135m", "adult")
+    assert cost["think_probe_tokens_evaluated"] < cost["think_probe_tokens_reused"] <= cost["think_probe_tokens_naive"]

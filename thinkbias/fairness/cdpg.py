@@ -12,6 +12,7 @@ that side is the mover, the other the anchor.
 from __future__ import annotations
 
 import math
+from fractions import Fraction
 from typing import Iterable
 
 import numpy as np
@@ -28,6 +29,12 @@ def depth_cuts(n_tokens: int, K: int) -> list[int]:
 def union_cuts(n_tokens: int, Ks: Iterable[int]) -> list[int]:
     """Sorted distinct cut points over several K (probe each once)."""
     return sorted({c for K in Ks for c in depth_cuts(n_tokens, K)})
+
+
+def depth_fractions(Ks: Iterable[int]) -> list[Fraction]:
+    """Sorted distinct relative depths k/K over several K (k = 0..K), the fractions handed to
+    ``Engine.generate_and_probe_many``; its cut ``floor(f*T + 1/2)`` is ``depth_cuts``' cut."""
+    return sorted({Fraction(k, K) for K in Ks for k in range(K + 1)})
 
 
 def cdpg_long(cells: pd.DataFrame, K: int) -> pd.DataFrame:

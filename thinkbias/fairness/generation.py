@@ -8,21 +8,31 @@ think arm:   user message (+ the registry's thinking instruction for prompt-elic
 nothink arm: the same user message without the thinking instruction, prefill
              ``arm_prefill(spec, "nothink")`` (an empty closed think block), greedy, ``answer_budget``
              tokens.
-Probes:      think: P(Yes) after prompt + think prefill + first cut tokens of the trace + probe cue,
-             for the union of cuts over every K (one ``Engine.probe`` call per side); the probe cue
-             "\\n" + think_close + "\\n\\n" + ANSWER_CUE is the same at every depth, so depth K equals the
-             force-close context. nothink: P(Yes) after the nothink prefill + ANSWER_CUE (``Engine.score``).
+Probes:      read in the same pass as generation (``generate_and_probe_arm``). think: P(Yes) after prompt +
+             think prefill + first cut tokens of the trace + probe cue, for the union of cuts over every K
+             (``Engine.generate_and_probe_many`` with the fractions k/K; on llama.cpp each distinct cut costs
+             only the cue tokens on the KV state generation left); the probe cue "\\n" + think_close +
+             "\\n\\n" + ANSWER_CUE is the same at every depth, so depth K equals the force-close context.
+             nothink: P(Yes) after the nothink prefill + ANSWER_CUE (``Engine.score`` right after the answer,
+             reusing the prompt in the KV cache).
+             Cut points index the thinking tokens of the think arm's *first* request as generated: after the
+             think prefill (or the model's own open tag) up to the close tag, or up to the budget when the model
+             did not close; a force-closed side's follow-up continues exactly that trace.
+             ``probe_arm`` probes traces in a later job instead (traces from elsewhere). Fused and later-job
+             probes of the same prefix differ slightly in logits (decoded vs batched KV cells,
+             docs/engine.md): one study run uses one of them, never both.
 """
 
 from __future__ import annotations
 
 import logging
+from fractions import Fraction
 from typing import Sequence
 
 import numpy as np
 import pandas as pd
 
-from thinkbias.fairness.cdpg import depth_cuts, union_cuts
+from thinkbias.fairness.cdpg import depth_cuts, depth_fractions, union_cuts
 from thinkbias.fairness.parse import parse_yes_no
 from thinkbias.fairness.predictions import depth_column
 from thinkbias.llm.types import YES_NO, Request, Sampling
@@ -69,42 +79,134 @@ def nothink_request(spec, user: str, answer_budget: int) -> Request:
                         sampling=Sampling(temperature=0.0, max_tokens=answer_budget))
 
 
-def generate_arm(engine, prompts: pd.DataFrame, arm: str, think_budget: int, answer_budget: int,
-                 logger: logging.Logger | None = None) -> pd.DataFrame:
-    """Generate one arm for every (pair, side) row of ``prompts``; parse Yes/No (see module doc)."""
-    from thinkbias.llm.run import run_requests
+def _gen_row(r: dict, arm: str, req: Request, g) -> dict:
+    answer, status = parse_yes_no(g.answer)
+    return {"dataset": r["dataset"], "pair_id": r["pair_id"], "side": r["side"], "attribute": r["attribute"],
+            "arm": arm, "user_sent": req.messages[-1][1], "thinking": g.thinking if arm == "think" else "",
+            "answer_text": g.answer, "answer": answer, "status": status, "forced_close": False,
+            "finish_reason": g.finish_reason, "prompt_tokens": g.prompt_tokens,
+            "completion_tokens": g.completion_tokens}
+
+
+def _needs_force_close(spec, req: Request, g, row: dict) -> bool:
+    closed = spec.think_close in (req.prefill + g.text)
+    cut_off = row["status"] != "ok" and (g.finish_reason == "length" or not g.answer.strip())
+    return not closed or cut_off
+
+
+class _ProbeCounter:
+    """Per request: prompt-side tokens the engine evaluated for probing (its ``prompt_tokens`` counter
+    minus the generation's own prompt prefill), read as each result arrives."""
+
+    def __init__(self, engine):
+        self.engine, self.last = engine, _evaluated(engine)
+
+    def take(self, g) -> int:
+        now = _evaluated(self.engine)
+        spent, self.last = now - self.last, now
+        return max(0, spent - (0 if g.cached else int(g.prompt_tokens)))
+
+
+def generate_and_probe_arm(engine, prompts: pd.DataFrame, arm: str, think_budget: int, answer_budget: int,
+                           Ks: Sequence[int] | None, logger: logging.Logger | None = None
+                           ) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Generate one arm for every (pair, side) row of ``prompts``, parse Yes/No, and (``Ks`` given)
+    read its P(Yes) probes in the same pass (see module doc). Returns (generations, probes).
+
+    think: ``Engine.generate_and_probe_many`` over the union of depths k/K (``depth_fractions``) with
+    the cue ``probe_cue``: the probes run on the KV state generation left (llama.cpp: only the cue
+    tokens are evaluated per distinct cut; vLLM: one batch with prefix caching). The cut points index
+    the tokens of the *first* request's thinking span (after the think prefill or the model's own open
+    tag, up to its close tag or, when the model did not close within ``think_budget``, to the last
+    generated token). A force-closed side's follow-up appends ``probe_cue`` to exactly that trace, so
+    its full-depth probe P_K is the force-close context; the follow-up answer itself comes from a fresh
+    request on the re-tokenised text.
+    nothink: each answer is generated and then scored after nothink prefill + ANSWER_CUE (the score
+    reuses the prompt already in the KV cache on llama.cpp).
+    """
+    from thinkbias.llm.run import Progress, run_requests
+    from thinkbias.llm.thinking import arm_prefill
 
     logger = logger or logging.getLogger(__name__)
     spec = engine.spec
     rows = prompts.to_dict(orient="records")
     if not rows:
-        return pd.DataFrame(columns=GEN_COLUMNS)
+        return pd.DataFrame(columns=GEN_COLUMNS), pd.DataFrame()
+    probes: list[dict] = []
     if arm == "nothink":
         reqs = [nothink_request(spec, r["user"], answer_budget) for r in rows]
+        if Ks is None:
+            gens = run_requests(engine, reqs, logger)
+        else:
+            progress = Progress(len(reqs), logger, label="generate+score")
+            logger.info("generate+score: %d requests on model %s", len(reqs), spec.id)
+            counter, gens = _ProbeCounter(engine), []
+            n_ans = engine.count_tokens(ANSWER_CUE)
+            for r, req in zip(rows, reqs):
+                g = engine.generate([req])[0]
+                counter.take(g)
+                sc = engine.score(Request.chat(req.messages[-1][1], prefill=req.prefill + ANSWER_CUE), YES_NO)
+                probes.append({"pair_id": r["pair_id"], "side": r["side"], "arm": arm, "p_yes": sc.probs["Yes"],
+                               "outside_mass": sc.outside_mass, "trace_tokens": 0, "n_cuts": 1,
+                               "probe_tokens_naive": g.prompt_tokens + n_ans,
+                               "probe_tokens_reused": g.prompt_tokens + n_ans,
+                               "probe_tokens_evaluated": _evaluated(engine) - counter.last})
+                counter.last = _evaluated(engine)
+                gens.append(g)
+                progress.update(g)
+            logger.info("generate: finished, generated_tokens=%d cached=%d", progress.tokens, progress.cached)
+        return pd.DataFrame([_gen_row(r, arm, q, g) for r, q, g in zip(rows, reqs, gens)], columns=GEN_COLUMNS), \
+            pd.DataFrame(probes)
+
+    reqs = [think_request(spec, r["user"], think_budget) for r in rows]
+    if Ks is None:
+        gens = run_requests(engine, reqs, logger)
     else:
-        reqs = [think_request(spec, r["user"], think_budget) for r in rows]
-    gens = run_requests(engine, reqs, logger)
-    out = []
-    follow_idx, follow_reqs = [], []
-    for i, (r, req, g) in enumerate(zip(rows, reqs, gens)):
-        answer, status = parse_yes_no(g.answer)
-        closed = arm == "nothink" or spec.think_close in (req.prefill + g.text)
-        out.append({"dataset": r["dataset"], "pair_id": r["pair_id"], "side": r["side"], "attribute": r["attribute"],
-                    "arm": arm, "user_sent": req.messages[-1][1], "thinking": g.thinking if arm == "think" else "",
-                    "answer_text": g.answer, "answer": answer, "status": status, "forced_close": False,
-                    "finish_reason": g.finish_reason, "prompt_tokens": g.prompt_tokens,
-                    "completion_tokens": g.completion_tokens})
-        cut_off = status != "ok" and (g.finish_reason == "length" or not g.answer.strip())
-        if arm == "think" and (not closed or cut_off):
-            follow_idx.append(i)
-            follow_reqs.append(force_close_request(spec, r["user"], g.thinking, answer_budget))
-    if follow_reqs:
-        logger.info("force-closing %d of %d think traces", len(follow_reqs), len(rows))
+        fractions = depth_fractions(Ks)
+        index = {f: i for i, f in enumerate(fractions)}
+        cue = probe_cue(spec.think_close)
+        cue_tokens = engine.count_tokens(cue)
+        progress = Progress(len(reqs), logger, label="generate+probe")
+        logger.info("generate+probe: %d requests on model %s, %d depths per trace", len(reqs), spec.id,
+                    len(fractions))
+        counter, spent = _ProbeCounter(engine), [0] * len(reqs)
+
+        def done(i, g):
+            spent[i] = counter.take(g)
+            progress.update(g)
+
+        pairs = engine.generate_and_probe_many(reqs, [float(f) for f in fractions], cue, YES_NO, on_result=done)
+        logger.info("generate: finished, generated_tokens=%d cached=%d", progress.tokens, progress.cached)
+        gens = [g for g, _ in pairs]
+        for i, (r, (g, scores)) in enumerate(zip(rows, pairs)):
+            n_tok = engine.count_tokens(g.thinking) if g.thinking else 0
+            cuts = union_cuts(n_tok, Ks)
+            row = {"pair_id": r["pair_id"], "side": r["side"], "arm": arm}
+            for K in Ks:
+                for k in range(K + 1):
+                    row[depth_column(K, k)] = scores[index[Fraction(k, K)]].probs["Yes"]
+            row.update(p_yes=scores[-1].probs["Yes"], outside_mass=float(np.mean([s.outside_mass for s in scores])),
+                       trace_tokens=n_tok, n_cuts=len(cuts),
+                       probe_tokens_naive=int(sum(g.prompt_tokens + c + cue_tokens for c in cuts)),
+                       probe_tokens_reused=int(g.prompt_tokens + max(cuts) + len(cuts) * cue_tokens),
+                       probe_tokens_evaluated=spent[i])
+            probes.append(row)
+    out = [_gen_row(r, arm, q, g) for r, q, g in zip(rows, reqs, gens)]
+    follow_idx = [i for i, (q, g) in enumerate(zip(reqs, gens)) if _needs_force_close(spec, q, g, out[i])]
+    if follow_idx:
+        logger.info("force-closing %d of %d think traces", len(follow_idx), len(rows))
+        follow_reqs = [force_close_request(spec, rows[i]["user"], gens[i].thinking, answer_budget) for i in follow_idx]
         for i, g in zip(follow_idx, run_requests(engine, follow_reqs, logger)):
             answer, status = parse_yes_no(g.text)
             out[i].update(answer_text=g.text, answer=answer, status=status, forced_close=True,
                           completion_tokens=out[i]["completion_tokens"] + g.completion_tokens)
-    return pd.DataFrame(out, columns=GEN_COLUMNS)
+    return pd.DataFrame(out, columns=GEN_COLUMNS), pd.DataFrame(probes)
+
+
+def generate_arm(engine, prompts: pd.DataFrame, arm: str, think_budget: int, answer_budget: int,
+                 logger: logging.Logger | None = None) -> pd.DataFrame:
+    """Generate one arm without probing (traces probed later with ``probe_arm``)."""
+    return generate_and_probe_arm(engine, prompts, arm, think_budget, answer_budget, None, logger)[0]
 
 
 def retained_pairs(gens: pd.DataFrame) -> set[str]:
