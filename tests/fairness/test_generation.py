@@ -6,6 +6,7 @@ from thinkbias.fairness.generation import (
     ANSWER_CUE, assemble_predictions, cost_summary, force_close_request, generate_and_probe_arm, generate_arm,
     probe_arm, probe_cue, retained_pairs,
 )
+from thinkbias.fairness.cdpg import depth_fractions
 from thinkbias.fairness.predictions import depth_column, validate_predictions
 from thinkbias.fairness.prompts import build_prompts
 
@@ -86,9 +87,10 @@ def _fused_checks(engine, prompts):
     pd.testing.assert_frame_equal(nothink, generate_arm(engine, prompts, "nothink", 4, 4))
     assert think["forced_close"].all() and len(tp) == len(np_) == 2
     cue = engine.count_tokens(probe_cue(engine.spec.think_close))
-    # think: at most one cue per distinct cut; nothink: only the answer cue after the generated answer
-    assert (tp["probe_tokens_evaluated"] <= tp["n_cuts"] * (cue + 1)).all()
-    assert (tp["probe_tokens_evaluated"] > 0).all()
+    # think: one cue per distinct cut of the generated trace (at most one per depth k/K), nothing else;
+    # nothink: only the answer cue after the generated answer
+    ev = tp["probe_tokens_evaluated"]
+    assert ((ev % cue == 0) & (ev > 0) & (ev <= len(depth_fractions(Ks)) * cue)).all()
     assert (np_["probe_tokens_evaluated"] <= engine.count_tokens(ANSWER_CUE) + 2).all()
     forced_prefill = spent - int(think.prompt_tokens.sum()) - int(nothink.prompt_tokens.sum()) \
         - int(tp.probe_tokens_evaluated.sum()) - int(np_.probe_tokens_evaluated.sum())
