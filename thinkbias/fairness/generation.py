@@ -292,7 +292,9 @@ def assemble_predictions(gens: pd.DataFrame, probes: pd.DataFrame, model: str, m
 
 
 def cost_summary(gens: pd.DataFrame, probes: pd.DataFrame, model: str, dataset: str) -> dict:
-    """Token counts of one setting: generation (prompt, generated) and probing (naive, reused) per arm."""
+    """Token counts of one setting: generation (prompt, generated) and probing per arm: naive (every
+    prefix re-fed), reused (what a later probe job with prefix reuse would evaluate) and evaluated
+    (what the engine evaluated in this run, probing on the generation's KV state; 0 when cached)."""
     row = {"model": model, "dataset": dataset, "requests": len(gens),
            "forced_close": int(gens["forced_close"].sum()) if len(gens) else 0}
     for arm in ("nothink", "think"):
@@ -308,6 +310,7 @@ def cost_summary(gens: pd.DataFrame, probes: pd.DataFrame, model: str, dataset: 
     row["generated_tokens"] = gen
     row["probe_tokens_reused"] = row["nothink_probe_tokens_reused"] + row["think_probe_tokens_reused"]
     row["probe_tokens_naive"] = row["nothink_probe_tokens_naive"] + row["think_probe_tokens_naive"]
+    row["probe_tokens_evaluated"] = row["nothink_probe_tokens_evaluated"] + row["think_probe_tokens_evaluated"]
     row["prompt_tokens"] = row["nothink_prompt_tokens"] + row["think_prompt_tokens"]
     row["probe_over_generated_reused"] = row["probe_tokens_reused"] / gen if gen else np.nan
     row["probe_over_generated_naive"] = row["probe_tokens_naive"] / gen if gen else np.nan
