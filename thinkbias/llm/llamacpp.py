@@ -10,7 +10,10 @@ Probing reuses the KV cache (``Llama.n_tokens`` + ``llama_memory_seq_rm`` throug
   ``prompt + trace``; each cut, deepest first, truncates the KV cache to ``prompt + trace[:cut]``
   and evaluates only the cue tokens. Cost: K x (cue tokens).
 - ``probe`` (a later job): one prefill of ``prompt + trace[:deepest cut]``, then the same truncation
-  per cut. Cost: one prefill + K x (cue tokens).
+  per cut. Cost: one prefill + K x (cue tokens). The prefill (and ``score``'s) keeps the prefix the
+  KV cache holds from a batched evaluation (``eval_prefix``: e.g. the prompt of the generation just
+  run, or an earlier probe of the same prompt), never the cells generation decoded one at a time, so
+  its result equals that of an empty cache exactly.
 
 Measured by benchmarks/bench_probing.py on the embedded model (400-token trace, K = 10 cuts, the
 fairness cue of 8 tokens; two runs, docs/engine.md): fused probing / generating the trace =
