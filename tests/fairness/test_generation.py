@@ -118,3 +118,13 @@ def _fused_checks(engine, prompts):
     assert len(pred) == 4 and pred["p_yes"].notna().all()
     cost = cost_summary(gens, fused, "smollm2-135m", "adult")
     assert cost["think_probe_tokens_evaluated"] < cost["think_probe_tokens_reused"] <= cost["think_probe_tokens_naive"]
+
+
+def test_probe_tokens_attributed_per_request_or_shared_after_a_batch():
+    from thinkbias.fairness.generation import _attribute
+
+    assert _attribute([40, 0, 16], [5, 1, 2]) == [40, 0, 16]  # reported as each finished
+    # a batched engine reports after the batch: the first report carries all the work (minus prompts)
+    shared = _attribute([300 - 100, -100, -100], [5, 3, 2])
+    assert shared == [0, 0, 0]  # 300 evaluated, all of it the three prompts
+    assert _attribute([90, -20, -10], [4, 2, 2]) == [30, 15, 15]

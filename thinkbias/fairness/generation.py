@@ -104,7 +104,20 @@ class _ProbeCounter:
     def take(self, g) -> int:
         now = _evaluated(self.engine)
         spent, self.last = now - self.last, now
-        return max(0, spent - (0 if g.cached else int(g.prompt_tokens)))
+        return spent - (0 if g.cached else int(g.prompt_tokens))
+
+
+def _attribute(spent: list[int], weights: list[int]) -> list[int]:
+    """Per-request probe tokens. Engines that report each result as it finishes (llama.cpp) give them
+    directly; a batched engine (vLLM) reports after the whole batch, so the first report carries every
+    request's work: then the total is shared in proportion to ``weights`` (distinct cuts)."""
+    if all(x >= 0 for x in spent):
+        return spent
+    total, w = max(0, sum(spent)), max(1, sum(weights))
+    out = [total * x // w for x in weights]
+    if out:
+        out[-1] += total - sum(out)
+    return out
 
 
 def generate_and_probe_arm(engine, prompts: pd.DataFrame, arm: str, think_budget: int, answer_budget: int,
@@ -178,6 +191,8 @@ def generate_and_probe_arm(engine, prompts: pd.DataFrame, arm: str, think_budget
         pairs = engine.generate_and_probe_many(reqs, [float(f) for f in fractions], cue, YES_NO, on_result=done)
         logger.info("generate: finished, generated_tokens=%d cached=%d", progress.tokens, progress.cached)
         gens = [g for g, _ in pairs]
+        n_cuts = [len(union_cuts(engine.count_tokens(g.thinking) if g.thinking else 0, Ks)) for g in gens]
+        spent = _attribute(spent, n_cuts)
         for i, (r, (g, scores)) in enumerate(zip(rows, pairs)):
             n_tok = engine.count_tokens(g.thinking) if g.thinking else 0
             cuts = union_cuts(n_tok, Ks)
