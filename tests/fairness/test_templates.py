@@ -10,7 +10,6 @@ from thinkbias.fairness.templates import (
 )
 
 REPO = Path(__file__).resolve().parents[2]
-RAW = REPO / "resources/raw"
 
 
 def adult_rows() -> pd.DataFrame:
@@ -89,20 +88,18 @@ def test_compas_binarisation_and_dropped_columns():
 
 
 @pytest.mark.slow
-@pytest.mark.skipif(not (RAW / "adult/adult.data").exists(), reason="Adult raw data not fetched")
-def test_every_real_adult_record():
+def test_every_real_adult_record(raw_file):
     from thinkbias.data.loaders import load_adult
 
-    records = prepare_records("adult", load_adult(RAW / "adult/adult.data", RAW / "adult/adult.test"))
+    records = prepare_records("adult", load_adult(raw_file("raw/adult/adult.data"), raw_file("raw/adult/adult.test")))
     prompts = build_prompts("adult", records)  # raises on any pair that differs beyond the protected words
     assert len(prompts) == 2 * len(records)
 
 
-@pytest.mark.skipif(not (RAW / "compas/compas-scores-two-years.csv").exists(), reason="COMPAS raw data not fetched")
-def test_every_real_compas_record():
+def test_every_real_compas_record(raw_file):
     from thinkbias.data.loaders import load_compas
 
-    records = prepare_records("compas", load_compas(RAW / "compas/compas-scores-two-years.csv"))
+    records = prepare_records("compas", load_compas(raw_file("raw/compas/compas-scores-two-years.csv")))
     prompts = build_prompts("compas", records)
     assert len(prompts) == 2 * len(records)
     assert set(records["race"]) == {"White", "Non-White"}
