@@ -1,5 +1,4 @@
 """Templates and counterfactuals: every rendered pair differs only in the protected word and pronouns."""
-from pathlib import Path
 
 import pandas as pd
 import pytest
@@ -9,7 +8,6 @@ from thinkbias.fairness.templates import (
     PROTECTED, compas_race_group, counterfactual_differences, counterfactual_pair, render_credit,
 )
 
-REPO = Path(__file__).resolve().parents[2]
 
 
 def adult_rows() -> pd.DataFrame:
