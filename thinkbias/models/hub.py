@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import hashlib
+import json
 import os
+import re
 import shutil
 import tempfile
 from pathlib import Path
@@ -12,10 +14,39 @@ from typing import Sequence
 TOKEN_ENVS = ("HF_TOKEN", "HUGGING_FACE_HUB_TOKEN")
 # Files besides the weights that a vLLM/transformers snapshot needs to load.
 SNAPSHOT_SIDECARS = ("*.json", "*.model", "*.txt", "*.jinja", "*.py")
+SHARD_INDEX = "model.safetensors.index.json"
+# A pin is a commit hash: the full 40 hex digits, or a prefix of at least 7 that the hub resolves.
+PIN_RE = re.compile(r"[0-9a-f]{7,40}")
 
 
 class WeightsError(RuntimeError):
     """A weights download or verification failed; the message says which file and why."""
+
+
+class HubClient:
+    """The three hub calls the weights rule makes, through ``huggingface_hub``. (Tests substitute a
+    folder-backed client: the hub itself cannot be reached from a test machine.)"""
+
+    def commit(self, repo: str, revision: str, token: str | None) -> str:
+        """The full commit hash the hub resolves ``revision`` (branch, tag or hash prefix) to."""
+        from huggingface_hub import HfApi
+
+        return HfApi().model_info(repo, revision=revision, token=token).sha or ""
+
+    def lfs_sha256(self, repo: str, commit: str, token: str | None) -> dict[str, str]:
+        """sha256 of every LFS file of the snapshot at ``commit``, from the hub's file metadata."""
+        from huggingface_hub import HfApi
+
+        info = HfApi().model_info(repo, revision=commit, files_metadata=True, token=token)
+        return {s.rfilename: s.lfs.sha256 for s in info.siblings if s.lfs}
+
+    def fetch(self, repo: str, commit: str, patterns: Sequence[str], folder: Path, token: str | None) -> None:
+        """Download the snapshot's files matching ``patterns`` into ``folder``."""
+        try:
+            from huggingface_hub import snapshot_download
+        except ImportError as err:  # pragma: no cover - depends on the env
+            raise WeightsError("huggingface_hub is not installed (pip install 'thinkbias[hub]')") from err
+        snapshot_download(repo, revision=commit, allow_patterns=list(patterns), local_dir=folder, token=token)
 
 
 def hub_token() -> str | None:
@@ -36,72 +67,94 @@ def file_sha256(path: Path, chunk: int = 1 << 20) -> str:
 
 
 def is_commit_hash(revision: str) -> bool:
-    """True for a full 40-hex commit hash (a pin), False for a branch or tag name."""
-    return len(revision) == 40 and all(c in "0123456789abcdef" for c in revision)
+    """True for a full 40-hex commit hash."""
+    return len(revision) == 40 and is_pinned(revision)
 
 
-def resolve_revision(repo: str, revision: str, token: str | None) -> str:
-    """The commit a revision names. A branch (for entries not pinned yet) is resolved once, at
-    download, and the result is recorded beside the weights (``REVISION``), so the run stays
-    traceable to one commit."""
+def is_pinned(revision: str) -> bool:
+    """True for a commit hash, full or abbreviated (at least 7 hex digits); False for a branch or tag."""
+    return PIN_RE.fullmatch(revision) is not None
+
+
+def resolve_revision(repo: str, revision: str, token: str | None, hub: HubClient) -> str:
+    """The full commit a revision names. A full hash is used as is; an abbreviated hash is resolved
+    by the hub and must resolve to a commit starting with it; a branch (never in a shipped config)
+    is resolved once. The result is recorded beside the weights (``REVISION``)."""
     if is_commit_hash(revision):
         return revision
-    from huggingface_hub import HfApi
-
-    sha = HfApi().model_info(repo, revision=revision, token=token).sha
+    sha = hub.commit(repo, revision, token)
     if not sha:
         raise WeightsError(f"{repo}: could not resolve revision '{revision}' to a commit")
+    if is_pinned(revision) and not sha.startswith(revision):
+        raise WeightsError(f"{repo}: pinned commit '{revision}' resolved to {sha}, which is another commit")
     return sha
 
 
-def expected_sha256(repo: str, revision: str, files: Sequence[dict], token: str | None) -> dict[str, str]:
-    """sha256 per file: the registry's pin where given, else the hub's LFS metadata at ``revision``."""
+def check_shard_index(folder: Path, names: Sequence[str]) -> None:
+    """Fail when a snapshot's ``model.safetensors.index.json`` names other shards than the registry
+    lists (a registry typo or a re-sharded upload), naming both sets."""
+    index = folder / SHARD_INDEX
+    if not index.exists():
+        return
+    shards = set(json.loads(index.read_text())["weight_map"].values())
+    listed = {n for n in names if n.endswith(".safetensors")}
+    if shards != listed:
+        raise WeightsError(
+            f"{SHARD_INDEX} names the shards {sorted(shards)} but the registry lists {sorted(listed)}: "
+            f"correct the model's files in the registry")
+
+
+def expected_sha256(repo: str, commit: str, files: Sequence[dict], token: str | None,
+                    hub: HubClient) -> dict[str, str]:
+    """sha256 per file: the registry's pin where given, else the hub's LFS metadata at ``commit``."""
     pinned = {f["name"]: f["sha256"] for f in files if f.get("sha256")}
     missing = [f["name"] for f in files if f["name"] not in pinned]
     if not missing:
         return pinned
-    from huggingface_hub import HfApi
-
-    info = HfApi().model_info(repo, revision=revision, files_metadata=True, token=token)
-    hub = {s.rfilename: (s.lfs.sha256 if s.lfs else None) for s in info.siblings}
+    known = hub.lfs_sha256(repo, commit, token)
     for name in missing:
-        if not hub.get(name):
-            raise WeightsError(f"{repo}@{revision}: no sha256 for '{name}' in the registry or the hub metadata")
-        pinned[name] = hub[name]
+        if not known.get(name):
+            raise WeightsError(f"{repo}@{commit}: no sha256 for '{name}' in the registry or the hub metadata "
+                               f"(the snapshot's LFS files: {', '.join(sorted(known)) or 'none'})")
+        pinned[name] = known[name]
     return pinned
 
 
 def download_snapshot(repo: str, revision: str, files: Sequence[dict], dest: Path, gated: bool = False,
-                      sidecars: bool = True) -> dict[str, str]:
+                      sidecars: bool = True, hub: HubClient | None = None) -> dict[str, str]:
     """Fetch ``files`` (plus config/tokenizer sidecars) of ``repo`` at a pinned ``revision`` into
-    ``dest``; verify each weight file's sha256; move files into place only after verification.
+    ``dest``; check the shard index and each weight file's sha256; move files into place only after
+    verification, and record the full commit in ``dest/REVISION``.
 
     Returns the verified sha256 per weight file. Raises ``WeightsError`` naming the file on mismatch
     and a clear message for gated repos without a token.
     """
+    hub = hub or HubClient()
     token = hub_token()
     if gated and not token:
         raise WeightsError(
             f"{repo} is gated: accept its terms on its hub page, create an access token and export it "
             f"as HF_TOKEN before running the workflow")
-    try:
-        from huggingface_hub import snapshot_download
-    except ImportError as err:  # pragma: no cover - depends on the env
-        raise WeightsError("huggingface_hub is not installed (pip install 'thinkbias[hub]')") from err
-    revision = resolve_revision(repo, revision, token)
-    expected = expected_sha256(repo, revision, files, token)
+    commit = resolve_revision(repo, revision, token, hub)
+    expected = expected_sha256(repo, commit, files, token, hub)
     dest.mkdir(parents=True, exist_ok=True)
     patterns = [f["name"] for f in files] + (list(SNAPSHOT_SIDECARS) if sidecars else [])
     with tempfile.TemporaryDirectory(dir=dest, prefix=".download-") as tmp:
         try:
-            snapshot_download(repo, revision=revision, allow_patterns=patterns, local_dir=tmp, token=token)
+            hub.fetch(repo, commit, patterns, Path(tmp), token)
+        except WeightsError:
+            raise
         except Exception as err:  # the hub client raises many types; name the repo and pass the cause
             hint = " (gated repo: is HF_TOKEN set and were the terms accepted?)" if gated else ""
-            raise WeightsError(f"download of {repo}@{revision} failed: {err}{hint}") from err
+            raise WeightsError(f"download of {repo}@{commit} failed: {err}{hint}") from err
+        check_shard_index(Path(tmp), [f["name"] for f in files])
         for name, sha in expected.items():
-            got = file_sha256(Path(tmp) / name)
+            path = Path(tmp) / name
+            if not path.exists():
+                raise WeightsError(f"{repo}@{commit}: {name} is not in the snapshot")
+            got = file_sha256(path)
             if got != sha:
-                raise WeightsError(f"{repo}@{revision}: {name} has sha256 {got}, expected {sha}")
+                raise WeightsError(f"{repo}@{commit}: {name} has sha256 {got}, expected {sha}")
         for item in Path(tmp).iterdir():
             if item.name.startswith("."):
                 continue
@@ -109,5 +162,5 @@ def download_snapshot(repo: str, revision: str, files: Sequence[dict], dest: Pat
             if target.exists():
                 shutil.rmtree(target) if target.is_dir() else target.unlink()
             os.replace(item, target)
-    (dest / "REVISION").write_text(revision + "\n")
+    (dest / "REVISION").write_text(commit + "\n")
     return expected
