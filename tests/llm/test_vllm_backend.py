@@ -19,9 +19,13 @@ TEMPLATE = ("{{ bos_token }}{% for m in messages %}<|{{ m['role'] }}|>{{ m['cont
 
 def test_engine_kwargs_enable_prefix_caching_and_quantization():
     kw = engine_kwargs(SPEC)
-    assert kw["enable_prefix_caching"] is True and kw["quantization"] == "awq"
+    # an AWQ checkpoint is left to vLLM's detection, which picks the AWQ-Marlin kernel where it can
+    assert kw["enable_prefix_caching"] is True and kw["quantization"] is None
     assert kw["max_model_len"] == 8192 and kw["tensor_parallel_size"] == 1 and kw["gpu_memory_utilization"] == 0.92
     assert engine_kwargs(replace(SPEC, extra={"quantization": "fp16"}))["quantization"] is None
+    assert engine_kwargs(replace(SPEC, extra={"quantization": "fp8"}))["quantization"] == "fp8"
+    forced = {"quantization": "awq", "vllm_quantization": "awq_marlin"}
+    assert engine_kwargs(replace(SPEC, extra=forced))["quantization"] == "awq_marlin"
     assert engine_kwargs(replace(SPEC, extra={"max_model_len": 16384}))["max_model_len"] == 16384
 
 

@@ -67,3 +67,51 @@ def test_snakemake_rejects_unknown_key_naming_it(workflow_dir):
 def test_dry_run_builds_dag(path: Path, workflow_dir):
     proc = run_snakemake(workflow_dir, ["-n", "--quiet", "rules"], config=yaml.safe_load(path.read_text()))
     assert proc.returncode == 0
+
+
+def dry_run_jobs(output: str) -> list[dict]:
+    """The jobs of a ``snakemake -n`` listing: rule name, wildcards and resources of each."""
+    jobs = []
+    for line in output.splitlines():
+        if line.startswith(("rule ", "localrule ")):
+            jobs.append({"rule": line.split()[-1].rstrip(":"), "wildcards": "", "resources": {}})
+        elif jobs and line.startswith("    "):
+            key, _, value = line.strip().partition(": ")
+            if key == "wildcards":
+                jobs[-1]["wildcards"] = value
+            elif key == "resources":
+                jobs[-1]["resources"] = dict(item.split("=", 1) for item in value.split(", ") if "=" in item)
+    return jobs
+
+
+# Per full config: model-preparation jobs that must appear, with the GPUs each must request.
+PREPARATION = {
+    "fairness-full.yaml": {"weights_qwq_32b_awq": 0, "weights_r1_distill_qwen_32b_awq": 0,
+                           "weights_qwen3_32b_awq": 0},
+    "fairness-appendix-d.yaml": {"weights_gemma_2_27b_it": 0, "quantize_gemma_2_27b_it_awq": 1,
+                                 "weights_llama_3_1_8b_instruct": 0},
+    "position-full.yaml": {"weights_r1_distill_qwen_7b_q4km": 0, "weights_qwen2_5_7b_instruct_q4km": 0,
+                           "weights_r1_distill_llama_8b_q4km": 0, "weights_llama_3_1_8b_instruct_q4km": 0},
+    "blindspot-full.yaml": {"weights_qwq_32b_awq": 0},
+}
+GENERATION_RULES = {"fairness-full.yaml": "fairness_generate", "fairness-appendix-d.yaml": "fairness_generate",
+                    "position-full.yaml": "position_generate"}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", sorted(PREPARATION))
+def test_full_config_dry_run_lists_weights_quantize_and_gpu_jobs(name: str, workflow_dir):
+    proc = run_snakemake(workflow_dir, ["-n"], config=yaml.safe_load((REPO / "config" / name).read_text()))
+    jobs = dry_run_jobs(proc.stdout + "\n" + proc.stderr)
+    by_rule = {j["rule"]: j for j in jobs}
+    for rule, gpus in PREPARATION[name].items():
+        assert rule in by_rule, f"{rule} missing from the dry-run of {name}"
+        assert int(by_rule[rule]["resources"].get("gpu", 0)) == gpus, (rule, by_rule[rule]["resources"])
+    if name in GENERATION_RULES:
+        registry = yaml.safe_load((REPO / "config/models.yaml").read_text())
+        generation = [j for j in jobs if j["rule"] == GENERATION_RULES[name]]
+        assert generation
+        for job in generation:
+            model = dict(w.split("=", 1) for w in job["wildcards"].split(", "))["model"]
+            local = registry[model]["backend"] != "openai"
+            assert int(job["resources"].get("gpu", 0)) == int(local), job

@@ -13,9 +13,9 @@ from tests.helpers import REPO
 REGISTRY = yaml.safe_load((REPO / "config/models.yaml").read_text())
 BACKENDS = {"llamacpp", "vllm", "openai"}
 CONFIGS = [p for p in sorted((REPO / "config").glob("*.yaml")) if p.name != "models.yaml"]
-# Entries whose commit could not be looked up yet: their weights rule resolves the branch at download
-# and records the commit in resources/models/<id>/REVISION. Pin them and remove them from here.
-NOT_YET_PINNED = {"qwq-32b-awq", "r1-distill-qwen-32b-awq"}
+# A commit hash, full or abbreviated to at least 7 hex digits (the hub resolves those; the download
+# checks the resolved commit starts with it).
+PINNED = re.compile(r"[0-9a-f]{7,40}")
 
 
 def named_models(node, registry: dict) -> set[str]:
@@ -44,11 +44,14 @@ def registry_problems(model_ids: set[str], registry: dict) -> list[str]:
         if not entry.get("files"):
             problems.append(f"{model_id}: no weight files listed")
         if "quantize" in entry:
-            if entry["quantize"].get("from") not in registry:
+            source = entry["quantize"].get("from")
+            if source not in registry:
                 problems.append(f"{model_id}: quantized from an unknown model")
+            else:
+                problems += [f"{model_id}: {p}" for p in registry_problems({source}, registry)]
             continue
         revision = str(entry.get("source", {}).get("revision", ""))
-        if not re.fullmatch(r"[0-9a-f]{40}", revision):
+        if not PINNED.fullmatch(revision):
             problems.append(f"{model_id}: revision {revision!r} is not a pinned commit hash")
     return problems
 
@@ -59,14 +62,12 @@ def test_config_models_are_pinned(path: Path):
     enabled = {k: v for k, v in cfg.items() if isinstance(v, dict) and v.get("enabled", True)}
     models = named_models(enabled, REGISTRY)
     assert models, f"{path.name} names no registry model"
-    problems = registry_problems(models - NOT_YET_PINNED, REGISTRY)
+    problems = registry_problems(models, REGISTRY)
     assert not problems, "\n".join(problems)
 
 
-def test_not_yet_pinned_list_is_current():
-    unpinned = {m for m, e in REGISTRY.items() if e.get("backend") != "openai" and "quantize" not in e
-                and not re.fullmatch(r"[0-9a-f]{40}", str(e.get("source", {}).get("revision", "")))}
-    assert unpinned == NOT_YET_PINNED
+def test_every_registry_entry_is_pinned():
+    assert registry_problems(set(REGISTRY), REGISTRY) == []
 
 
 def test_problems_are_caught():
@@ -74,11 +75,18 @@ def test_problems_are_caught():
         "ok": {"backend": "llamacpp", "files": [{"name": "m.gguf"}], "source": {"revision": "a" * 40}},
         "bad-backend": {"backend": "tensorrt"},
         "branch": {"backend": "vllm", "files": [{"name": "x"}], "source": {"revision": "main"}},
+        "short": {"backend": "vllm", "files": [{"name": "x"}], "source": {"revision": "50feefd"}},
+        "too-short": {"backend": "vllm", "files": [{"name": "x"}], "source": {"revision": "50fee"}},
         "api": {"backend": "openai"},
+        "awq-of-branch": {"backend": "vllm", "files": [{"name": "r"}], "quantize": {"from": "branch"}},
+        "awq-of-nothing": {"backend": "vllm", "files": [{"name": "r"}], "quantize": {"from": "gone"}},
     }
     problems = registry_problems(set(registry), registry)
     assert problems == [
         "api: API model without api_model",
+        "awq-of-branch: branch: revision 'main' is not a pinned commit hash",
+        "awq-of-nothing: quantized from an unknown model",
         "bad-backend: unknown backend 'tensorrt'",
         "branch: revision 'main' is not a pinned commit hash",
+        "too-short: revision '50fee' is not a pinned commit hash",
     ]

@@ -22,18 +22,17 @@ from thinkbias.llm.thinking import split_thinking, thinking_char_span
 from thinkbias.llm.types import CandidateScores, Generation, ModelSpec, Request, Sampling
 
 N_LOGPROBS = 20
+# Quantization formats vLLM detects from the checkpoint itself (plus "no quantization" spellings).
+CHECKPOINT_FORMATS = ("", "none", "fp16", "bf16", "awq", "gptq")
 
 
 def engine_kwargs(spec: ModelSpec) -> dict:
     """Keyword arguments of ``vllm.LLM`` for ``spec`` (prefix caching always on)."""
     extra = spec.extra
-    quant = extra.get("quantization")
-    if isinstance(quant, str) and quant.lower() in ("", "none", "fp16", "bf16"):
-        quant = None
     kw = {
         "model": spec.weights,
         "tokenizer": extra.get("tokenizer", spec.weights),
-        "quantization": quant.lower() if isinstance(quant, str) else quant,
+        "quantization": vllm_quantization(extra),
         "enable_prefix_caching": True,
         "max_model_len": int(extra.get("max_model_len", spec.n_ctx)),
         "gpu_memory_utilization": float(extra.get("gpu_memory_utilization", 0.9)),
@@ -45,6 +44,20 @@ def engine_kwargs(spec: ModelSpec) -> dict:
         if key in extra:
             kw[key] = extra[key]
     return kw
+
+
+def vllm_quantization(extra: Mapping[str, object]) -> str | None:
+    """vLLM's ``quantization`` argument. Checkpoint formats (AWQ, GPTQ) and plain fp16/bf16 give None:
+    vLLM then reads the format from the checkpoint's config and picks its fastest kernel
+    (AWQ-Marlin on Ampere and newer; naming ``awq`` explicitly forces the slower AWQ GEMM kernel).
+    ``extra.vllm_quantization`` forces a method; any other registry value is passed as is."""
+    forced = extra.get("vllm_quantization")
+    if forced:
+        return str(forced)
+    quant = extra.get("quantization")
+    if not isinstance(quant, str) or quant.lower() in CHECKPOINT_FORMATS:
+        return None
+    return quant.lower()
 
 
 def sampling_kwargs(s: Sampling) -> dict:

@@ -7,8 +7,13 @@ quantizer means replacing ``quantize_awq`` and the ``envs/awq.yaml`` env, nothin
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import json
+import os
+import tempfile
+from dataclasses import asdict, dataclass
 from pathlib import Path
+
+from thinkbias.models.hub import file_sha256
 
 
 @dataclass(frozen=True)
@@ -34,16 +39,48 @@ class AwqSettings:
                 "zero_point": self.zero_point, "version": self.version}
 
 
-def quantize_awq(source_dir: Path, dest_dir: Path, settings: AwqSettings = AwqSettings()) -> None:
+RECORD = "awq_quantization.json"
+
+
+def quantization_record(source_dir: Path, out_dir: Path, settings: AwqSettings, quantizer: str) -> dict:
+    """What a quantized snapshot was made from and of: the source's recorded commit, the settings,
+    the quantizer's version and the sha256 of every file written."""
+    revision = source_dir / "REVISION"
+    return {
+        "source": source_dir.name,
+        "source_revision": revision.read_text().strip() if revision.exists() else None,
+        "settings": asdict(settings),
+        "quantizer": quantizer,
+        "files": {p.name: file_sha256(p) for p in sorted(out_dir.iterdir()) if p.is_file() and p.name != RECORD},
+    }
+
+
+def publish(out_dir: Path, dest_dir: Path, record: dict) -> None:
+    """Move a finished snapshot from ``out_dir`` into ``dest_dir`` and write the record last, so a
+    folder with a record is always complete."""
+    dest_dir.mkdir(parents=True, exist_ok=True)
+    for item in out_dir.iterdir():
+        os.replace(item, dest_dir / item.name)
+    tmp = dest_dir / f".{RECORD}.tmp"
+    tmp.write_text(json.dumps(record, indent=2) + "\n")
+    os.replace(tmp, dest_dir / RECORD)
+
+
+def quantize_awq(source_dir: Path, dest_dir: Path, settings: AwqSettings = AwqSettings()) -> dict:
     """Quantize the model in ``source_dir`` and save the AWQ checkpoint (weights, config, tokenizer)
-    into ``dest_dir``. Needs a GPU and the ``envs/awq.yaml`` environment."""
-    from awq import AutoAWQForCausalLM  # imported here: only this GPU job needs it
+    into ``dest_dir``, then the record (``awq_quantization.json``), which it returns. Needs a GPU and
+    the ``envs/awq.yaml`` environment."""
+    import awq  # imported here: only this GPU job needs it
+    from awq import AutoAWQForCausalLM
     from transformers import AutoTokenizer
 
     model = AutoAWQForCausalLM.from_pretrained(str(source_dir), low_cpu_mem_usage=True, use_cache=False)
     tokenizer = AutoTokenizer.from_pretrained(str(source_dir))
     model.quantize(tokenizer, quant_config=settings.quant_config(), calib_data=settings.calib_data,
                    max_calib_samples=settings.max_calib_samples, max_calib_seq_len=settings.max_calib_seq_len)
-    dest_dir.mkdir(parents=True, exist_ok=True)
-    model.save_quantized(str(dest_dir))
-    tokenizer.save_pretrained(str(dest_dir))
+    with tempfile.TemporaryDirectory(dir=dest_dir.parent, prefix=f".{dest_dir.name}-") as tmp:
+        model.save_quantized(tmp)
+        tokenizer.save_pretrained(tmp)
+        record = quantization_record(source_dir, Path(tmp), settings, f"autoawq {awq.__version__}")
+        publish(Path(tmp), dest_dir, record)
+    return record
