@@ -1,7 +1,13 @@
-"""The GPU smoke checks' routine, run here on the embedded model on CPU."""
+"""The GPU smoke checks' routine, run here on the embedded model on CPU, and the scripts around it."""
+
+import re
+import subprocess
+import sys
 
 import pytest
 
+from tests.helpers import REPO
+from thinkbias.llm.registry import read_registry
 from thinkbias.llm.smoke import run_smoke
 
 pytestmark = pytest.mark.slow
@@ -11,3 +17,18 @@ def test_run_smoke_on_embedded_model(engine):
     out = run_smoke(engine, max_tokens=24, n_requests=2)
     assert out["tokens"] > 0 and out["tokens_per_s"] > 0
     assert 0 <= out["p_yes_nothink"] <= 1 and len(out["fused_p_yes"]) == 3
+
+
+@pytest.mark.parametrize("script", ["vllm_smoke.py", "llamacpp_gpu_smoke.py"])
+def test_gpu_smoke_scripts_import_and_default_to_registry_models(script):
+    proc = subprocess.run([sys.executable, str(REPO / "scripts/gpu" / script), "--help"], capture_output=True,
+                          text=True, cwd=REPO)
+    assert proc.returncode == 0, proc.stderr
+    default = re.search(r'add_argument\("--model", default="([\w.-]+)"\)', (REPO / "scripts/gpu" / script).read_text())
+    assert default and default.group(1) in read_registry(REPO / "config/models.yaml")
+
+
+def test_vllm_smoke_model_is_small_pinned_and_checked():
+    entry = read_registry(REPO / "config/models.yaml")["qwen2.5-0.5b-instruct-awq"]
+    assert entry["backend"] == "vllm" and not entry["gated"] and entry["size_gb"] < 1
+    assert len(entry["source"]["revision"]) == 40 and all(len(f.get("sha256", "")) == 64 for f in entry["files"])
