@@ -39,3 +39,28 @@ def test_errors_name_the_problem(tmp_path):
         load_model_spec(reg, "zzz")
     d = load_model_spec(reg, "d")
     assert d.weights == "" and d.api_key_env == "MY_KEY" and d.n_ctx == 4096
+
+
+def test_branch_revision_is_rejected_naming_the_key(tmp_path):
+    reg = tmp_path / "models.yaml"
+    reg.write_text(yaml.safe_dump({"m": {"backend": "vllm", "source": {"repo": "o/m", "revision": "main"},
+                                         "files": [{"name": "model.safetensors"}]}}))
+    with pytest.raises(ValueError, match="revision"):
+        load_model_spec(reg, "m")
+
+
+def test_quantized_weights_identity_follows_settings_and_source_commit(tmp_path):
+    def identity(group: int, revision: str) -> str:
+        reg = tmp_path / f"models-{group}-{revision}.yaml"
+        reg.write_text(yaml.safe_dump({
+            "src": {"backend": "vllm", "source": {"repo": "o/src", "revision": revision}, "files": [{"name": "a"}]},
+            "q": {"backend": "vllm", "quantize": {"from": "src", "method": "awq", "q_group_size": group},
+                  "files": [{"name": "awq_quantization.json"}], "gpus": 1},
+        }))
+        return load_model_spec(reg, "q").weights_sha256
+
+    base = identity(128, "a" * 40)
+    assert base.startswith("quantized:") and base == identity(128, "a" * 40)
+    assert base != identity(64, "a" * 40) and base != identity(128, "b" * 40)
+    real = load_model_spec(REPO / "config/models.yaml", "gemma-2-27b-it-awq")
+    assert real.weights_sha256.startswith("quantized:") and real.weights.endswith("gemma-2-27b-it-awq")

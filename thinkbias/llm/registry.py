@@ -5,6 +5,8 @@ The schema of one entry is config/schema/models.schema.yaml (every key typed, de
 
 from __future__ import annotations
 
+import hashlib
+import json
 from dataclasses import replace
 from pathlib import Path
 
@@ -130,7 +132,19 @@ def load_model_spec(registry_path: str | Path, model_id: str, weights: str = "")
             f"model '{model_id}' is not in the registry {registry_path} (known: {', '.join(sorted(registry))})"
         )
     entry = validate_entry(model_id, registry[model_id])
-    return spec_from_entry(model_id, entry, weights, base=registry_path.resolve().parent.parent)
+    spec = spec_from_entry(model_id, entry, weights, base=registry_path.resolve().parent.parent)
+    if "quantize" in entry:
+        spec = replace(spec, weights_sha256=quantized_identity(entry, registry))
+    return spec
+
+
+def quantized_identity(entry: dict, registry: dict) -> str:
+    """Identity of weights built by quantization (part of every cache key, like a file's sha256):
+    the quantization settings plus the source model's pinned commit, so re-quantizing with other
+    settings or from another commit never reuses cached answers."""
+    source = registry.get(entry["quantize"]["from"], {})
+    basis = {"quantize": entry["quantize"], "source_revision": (source.get("source") or {}).get("revision", "")}
+    return "quantized:" + hashlib.sha256(json.dumps(basis, sort_keys=True).encode()).hexdigest()
 
 
 def with_weights(spec: ModelSpec, weights: str) -> ModelSpec:
