@@ -2,7 +2,9 @@
 
 A progress line reports items done (and how many came from the cache), tokens generated per second
 by this process, prompt tokens per second (prefill dominates short-answer jobs), and the estimated
-time left, at most every ``every_s`` seconds and at the end.
+time left, at most every ``every_s`` seconds and at the end. A generation job closes its log with
+``<label>: finished, generated_tokens=N cached=C`` (:meth:`Progress.finish`), which the per-job
+benchmark table (``thinkbias.report.benchmarks``) reads.
 """
 
 from __future__ import annotations
@@ -24,13 +26,25 @@ def format_eta(seconds: float) -> str:
     return f"{s}s"
 
 
-class Progress:
-    """Counts results and logs ``done i/N (c cached), x tok/s, prompt y tok/s, ETA`` lines."""
+def engine_generated_tokens(engine: Engine | None) -> int | None:
+    """The engine's count of tokens generated so far in this process (None without such a counter)."""
+    value = getattr(getattr(engine, "stats", None), "generated_tokens", None)
+    return None if value is None else int(value)
 
-    def __init__(self, total: int, logger: logging.Logger | None, every_s: float = 15.0, label: str = "generate"):
+
+class Progress:
+    """Counts results and logs ``done i/N (c cached), x tok/s, prompt y tok/s, ETA`` lines.
+
+    Given the ``engine``, the closing line takes the tokens generated from the engine's counter, so a
+    request repeated within a batch (run once, reported for each index) is counted once.
+    """
+
+    def __init__(self, total: int, logger: logging.Logger | None, every_s: float = 15.0, label: str = "generate",
+                 engine: Engine | None = None):
         self.total, self.logger, self.every_s, self.label = total, logger, every_s, label
         self.done = self.cached = self.tokens = self.prompt_tokens = 0
         self.start = self._last = time.monotonic()
+        self.engine, self._engine_start = engine, engine_generated_tokens(engine)
 
     def line(self) -> str:
         elapsed = max(1e-9, time.monotonic() - self.start)
@@ -54,11 +68,24 @@ class Progress:
             self._last = now
             self.logger.info(self.line())
 
+    def generated(self) -> int:
+        """Tokens generated since this progress started (cached results cost none): the engine's
+        counter when it keeps one, else the completion tokens of the fresh results."""
+        now = engine_generated_tokens(self.engine)
+        return self.tokens if now is None or self._engine_start is None else now - self._engine_start
+
+    def finish(self) -> str:
+        """Log (and return) the closing line ``<label>: finished, generated_tokens=N cached=C``."""
+        line = f"{self.label}: finished, generated_tokens={self.generated()} cached={self.cached}"
+        if self.logger:
+            self.logger.info(line)
+        return line
+
 
 def run_requests(engine: Engine, requests: Sequence[Request], logger: logging.Logger | None = None,
                  every_s: float = 15.0) -> list[Generation]:
     """``engine.generate(requests)`` with progress lines; results follow ``requests`` order."""
-    progress = Progress(len(requests), logger, every_s)
+    progress = Progress(len(requests), logger, every_s, engine=engine)
     if logger:
         logger.info(f"generate: {len(requests)} requests on model {engine.spec.id}")
     try:
@@ -69,7 +96,5 @@ def run_requests(engine: Engine, requests: Sequence[Request], logger: logging.Lo
         out = engine.generate(requests)
         for g in out:
             progress.update(g)
-    if logger:
-        # read by the per-job benchmark table (thinkbias.report.benchmarks)
-        logger.info(f"generate: finished, generated_tokens={progress.tokens} cached={progress.cached}")
+    progress.finish()
     return out
