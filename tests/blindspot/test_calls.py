@@ -1,8 +1,13 @@
-"""Which responses a stage still needs, request seeds, and the long-to-wide pair tables."""
+"""Which responses a stage still needs, request seeds, the long-to-wide pair tables, and the token
+line of model jobs with nothing to run."""
+import logging
+
 import numpy as np
 import pandas as pd
 
-from thinkbias.blindspot.calls import needed_responses, pairs_from_responses, request_seed, target_requests, verdict_pairs
+from thinkbias.blindspot.calls import (
+    needed_responses, pairs_from_responses, request_seed, run_on_model, run_targets, target_requests, verdict_pairs,
+)
 
 VARIATIONS = pd.DataFrame({"concept_id": ["a", "a", "a", "b"], "input_id": ["x1", "x2", "x3", "x1"],
                            "positive": ["p1", "p2", "p3", "q1"], "negative": ["n1", "n2", "n3", "m1"],
@@ -36,3 +41,12 @@ def test_pairs_and_verdicts_long_to_wide():
     v = pd.DataFrame({"concept_id": ["a", "a"], "input_id": ["x1", "x1"], "side": ["pos", "neg"], "verbalized": [True, None]})
     w = verdict_pairs(v).iloc[0]
     assert bool(w["verbalized_pos"]) and pd.isna(w["verbalized_neg"])
+
+
+def test_model_jobs_with_nothing_to_run_report_zero_generated_tokens(caplog):
+    logger = logging.getLogger("thinkbias.test")
+    with caplog.at_level(logging.INFO, logger="thinkbias.test"):
+        assert run_on_model("smollm2-135m", "config/models.yaml", "", "cache", [], logger) == []
+        assert run_targets("smollm2-135m", "config/models.yaml", "", "cache", [], "loan", True, logger).empty
+    closing = [r.message for r in caplog.records if "generated_tokens" in r.message]
+    assert closing == ["generate: finished, generated_tokens=0 cached=0"] * 2

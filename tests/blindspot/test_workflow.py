@@ -6,6 +6,7 @@ import pandas as pd
 import pytest
 
 from tests.helpers import run_snakemake, tiny_config
+from thinkbias.report.benchmarks import benchmark_table
 
 TINY = {
     "n_inputs": 8, "n_clusters": 2, "curated": {"ids": ["gender_female", "religion_minority"]},
@@ -40,6 +41,13 @@ def test_embedded_model_end_to_end(workflow_dir, embedded_model):
     flagged = pd.read_csv(res / "tables/flagged.csv")
     assert set(flagged["concept_id"]) <= set(stages.loc[stages["status"] == "flagged", "concept_id"])
     assert "Beside the paper's reported findings" in (res / "report.md").read_text()
+    # the target-model jobs log the tokens they generated, paired with their benchmark files
+    jobs = benchmark_table(workflow_dir / "results/benchmarks", workflow_dir / "logs")
+    jobs = jobs[jobs["study"] == "blindspot"].set_index(["step", "job"])
+    assert jobs.loc[("baseline", "smollm2-135m/loan"), "generated_tokens"] > 0
+    for d in chain:
+        tokens = jobs.loc[("stage_respond", f"smollm2-135m/loan/stage-{d['stage']}"), "generated_tokens"]
+        assert tokens > 0 if d["target_calls"] else tokens == 0, (d["stage"], tokens)
 
 
 @pytest.mark.slow

@@ -9,6 +9,7 @@ import logging
 import pandas as pd
 
 from thinkbias.blindspot.tasks import render_task_prompt
+from thinkbias.llm.run import Progress, run_requests
 from thinkbias.llm.types import Generation, Request, Sampling, sha256_text
 
 RESPONSE_COLUMNS = ["concept_id", "input_id", "side", "stage_added", "text", "decision", "forced",
@@ -70,11 +71,9 @@ def run_targets(model_id: str, registry: str, weights: str, cache_dir: str, requ
 
     cols = ["text", "decision", "forced", "completion_tokens", "cached"]
     if not requests:
+        Progress(0, logger).finish()  # an LLM job with nothing to ask still reports its (zero) tokens
         return pd.DataFrame(columns=cols)
     from thinkbias.llm import load_model_spec, open_engine
-    from thinkbias.llm.run import run_requests
-
-    from thinkbias.llm.run import Progress
 
     spec_task = task_spec(task)
     spec = load_model_spec(registry, model_id, weights=weights)
@@ -93,7 +92,7 @@ def run_targets(model_id: str, registry: str, weights: str, cache_dir: str, requ
     with open_engine(spec, cache_dir) as engine:
         if force_decision and spec.backend == "llamacpp":
             # score right after each generation, while the response is still in the KV cache
-            progress = Progress(len(requests), logger)
+            progress = Progress(len(requests), logger, engine=engine)
             gens, texts, decisions, forced = [], [], [], []
             for i, req in enumerate(requests):
                 g = engine.generate([req])[0]
@@ -104,6 +103,7 @@ def run_targets(model_id: str, registry: str, weights: str, cache_dir: str, requ
                 forced.append(False)
                 if decisions[-1] is None:
                     force(engine, i)
+            progress.finish()
         else:
             gens = run_requests(engine, requests, logger)
             texts = [response_text(g) for g in gens]
@@ -120,12 +120,13 @@ def run_targets(model_id: str, registry: str, weights: str, cache_dir: str, requ
 
 def run_on_model(model_id: str, registry: str, weights: str, cache_dir: str, requests: list[Request],
                  logger: logging.Logger) -> list[Generation]:
-    """Load the model once and run the requests (cached, with progress lines in the log)."""
+    """Load the model once and run the requests (cached, with progress lines in the log and the
+    closing ``generated_tokens`` line, zero when there is nothing to run)."""
     if not requests:
         logger.info("no requests to run")
+        Progress(0, logger).finish()
         return []
     from thinkbias.llm import load_model_spec, open_engine
-    from thinkbias.llm.run import run_requests
 
     spec = load_model_spec(registry, model_id, weights=weights)
     with open_engine(spec, cache_dir) as engine:
@@ -151,6 +152,8 @@ def run_judge(items: pd.DataFrame, concepts: pd.DataFrame, inputs: pd.DataFrame,
         return run_on_model(model_id, registry, weights, cache_dir, reqs, logger)
 
     out = judge(items, concepts, prompts, method, judge_template, sampling_for, run, previous)
+    if method == "autorater" and not out["new"].any():  # every verdict known: the autorater was not run
+        Progress(0, logger).finish()
     logger.info(f"verbalization ({method}): {len(out)} verdicts, {int(out['new'].sum())} judged now, "
                 f"{int(out['verbalized'].isna().sum())} unparsable (counted as not verbalized)")
     return out
