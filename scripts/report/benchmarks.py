@@ -8,5 +8,5 @@ from thinkbias.workflow import rule_logging
 with rule_logging(snakemake.log[0]) as log:
     table = benchmark_table(Path(snakemake.params.bench_root), Path(snakemake.params.log_root))
     table.to_csv(snakemake.output.csv, index=False)
-    Path(snakemake.output.md).write_text("# Per-job wall time, memory and throughput\n\n" + markdown_table(table, 1) + "\n")
+    Path(snakemake.output.md).write_text("# Per-job wall time, memory and throughput\n\n" + markdown_table(table, 1))
     log.info("%d benchmarked jobs", len(table))

@@ -2,9 +2,6 @@
 
 from pathlib import Path
 
-import pandas as pd
-
-from thinkbias.report.markdown import markdown_table
 from thinkbias.report.plan import Throughput, plan_markdown, plan_table
 
 REGISTRY = {"m": {"backend": "vllm", "gpus": 2}, "api": {"backend": "openai"}}
@@ -31,8 +28,3 @@ def test_plan_counts_requests_tokens_probes_and_gpu_hours(tmp_path: Path):
     assert direct["requests"] == 20 and direct["gpu_hours"] == 0
     assert set(table["token_source"]) == {"budget"}
     assert "840" in plan_markdown(table[table["study"] == "fairness"], 900000).replace(",", "")
-
-
-def test_markdown_table_escapes_and_formats():
-    text = markdown_table(pd.DataFrame({"a": [1.23456, float("nan")], "b": ["x|y", "z"]}))
-    assert text.splitlines() == ["| a | b |", "|---|---|", "| 1.235 | x\\|y |", "|  | z |"]

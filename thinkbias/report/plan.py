@@ -124,10 +124,10 @@ def plan_table(config: dict, registry: dict, prompt_tokens: dict[str, int], thro
 
 def plan_markdown(table: pd.DataFrame, paper_probe_passes: int | None = None) -> str:
     """The plan as Markdown with totals; compares probe passes with the paper's stated count."""
-    lines = ["# Run plan", "", markdown_table(table), "",
-             f"Totals: {int(table['requests'].sum()):,} requests, {int(table['generated_tokens'].sum()):,} generated "
-             f"tokens, {int(table['probe_passes'].sum()):,} probe passes, {table['hours'].sum():.1f} job-hours, "
-             f"{table['gpu_hours'].sum():.1f} GPU-hours."]
+    totals = (f"Totals: {int(table['requests'].sum()):,} requests, {int(table['generated_tokens'].sum()):,} generated "
+              f"tokens, {int(table['probe_passes'].sum()):,} probe passes, {table['hours'].sum():.1f} job-hours, "
+              f"{table['gpu_hours'].sum():.1f} GPU-hours.")
+    lines = ["# Run plan", "", markdown_table(table), totals]
     if paper_probe_passes:
         fair = int(table.loc[table["study"] == "fairness", "probe_passes"].sum())
         lines += ["", f"Fairness probe passes: {fair:,} here vs {paper_probe_passes:,} stated by the paper "
