@@ -4,8 +4,9 @@ import pandas as pd
 
 from thinkbias.position.questions import configuration_summary
 from thinkbias.position.tables import (
-    partial_correlation_table, quartile_table, robustness_table, to_markdown, wilcoxon_table,
+    partial_correlation_table, quartile_table, robustness_table, wilcoxon_table,
 )
+from thinkbias.report.markdown import markdown_table
 from thinkbias.workflow import rule_logging
 
 TITLES = {
@@ -35,4 +36,4 @@ with rule_logging(snakemake.log[0]) as logger:
     logger.info(f"{which}: {len(table)} rows")
     table.to_csv(snakemake.output.csv, index=False)
     with open(snakemake.output.markdown, "w") as fh:
-        fh.write(f"## {TITLES[which]}\n\n" + to_markdown(table))
+        fh.write(f"## {TITLES[which]}\n\n" + markdown_table(table, missing="-"))

@@ -3,8 +3,8 @@ before- vs after-CCP change-rate test per configuration."""
 
 import pandas as pd
 
-from thinkbias.position.tables import to_markdown
 from thinkbias.position.truncation import before_after_test, bucket_rates
+from thinkbias.report.markdown import markdown_table
 from thinkbias.workflow import rule_logging
 
 with rule_logging(snakemake.log[0]) as logger:
@@ -28,6 +28,6 @@ with rule_logging(snakemake.log[0]) as logger:
     buckets.to_csv(snakemake.output.buckets, index=False)
     test.to_csv(snakemake.output.test, index=False)
     with open(snakemake.output.markdown, "w") as fh:
-        fh.write("## Truncation: rates by absolute cut position\n\n" + to_markdown(buckets) +
+        fh.write("## Truncation: rates by absolute cut position\n\n" + markdown_table(buckets, missing="-") +
                  "\n## Truncation: change rate before vs after CCP (chi-square, no continuity correction)\n\n" +
-                 to_markdown(test))
+                 markdown_table(test, missing="-"))

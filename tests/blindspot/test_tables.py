@@ -4,7 +4,7 @@ import pandas as pd
 import pytest
 
 from thinkbias.blindspot.report import comparison_table, render_examples, render_report
-from thinkbias.blindspot.tables import cost_table, example_pairs, flagged_table, funnel_table, to_markdown
+from thinkbias.blindspot.tables import cost_table, example_pairs, flagged_table, funnel_table
 
 STAGES = pd.DataFrame([
     {"stage": 0, "concept_id": "g", "status": "continue", "is_last": False, "alpha_s": 0.025, "alpha_obf": 1e-4,
@@ -63,4 +63,3 @@ def test_examples_and_report():
     assert comp["this run"].startswith("1 flagged") and comp["difference"] == "within the paper's range"
     report = render_report(flagged, funnel_table({}, BASELINE, STAGES, "m", "loan"), pd.DataFrame(), paper, {"seed": 1})
     assert "Favors female" in report and "- seed: 1" in report
-    assert to_markdown(pd.DataFrame({"a": [1.5, np.nan], "b": ["x|y", "z"]})).splitlines()[2] == "| 1.5 | x\\|y |"

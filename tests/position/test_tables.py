@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 
 from thinkbias.position.tables import (
-    length_predictor, partial_correlation_table, quartile_table, robustness_table, significance_stars, to_markdown,
+    length_predictor, partial_correlation_table, quartile_table, robustness_table, significance_stars,
     wilcoxon_table,
 )
 from thinkbias.stats.partial_corr import partial_correlation
@@ -72,7 +72,5 @@ def test_wilcoxon_one_sided_exact():
     assert t.iloc[1]["p_greater"] == pytest.approx(1.0) and t.iloc[0]["n_pairs"] == 5
 
 
-def test_stars_and_markdown():
+def test_significance_stars():
     assert [significance_stars(p) for p in (0.2, 0.04, 0.004, 1e-5, math.nan)] == ["", "*", "**", "***", ""]
-    md = to_markdown(pd.DataFrame({"a": [0.12345, math.nan, 1e-6], "b": ["x|y", None, "z"]}))
-    assert "| 0.123 | x\\|y |" in md and "| - | - |" in md and "1.00e-06" in md

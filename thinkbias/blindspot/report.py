@@ -6,7 +6,7 @@ import math
 
 import pandas as pd
 
-from thinkbias.blindspot.tables import to_markdown
+from thinkbias.report.markdown import markdown_table
 
 
 def _pp(x: float) -> str:
@@ -55,23 +55,23 @@ def render_report(flagged: pd.DataFrame, funnel: pd.DataFrame, costs: pd.DataFra
         show = flagged[["model", "task", "concept_id", "title", "delta", "ci_low", "ci_high", "b", "c", "n",
                         "n_invalid", "p_value", "threshold", "stage", "baseline_verbalization_rate",
                         "variation_verbalization_rate"]]
-        lines.append(to_markdown(show))
+        lines.append(markdown_table(show, 4, significant=True))
     else:
         lines.append("No concept was flagged in this run.\n")
-    lines += ["## Funnel (concepts surviving each filter)", "", to_markdown(funnel)]
+    lines += ["## Funnel (concepts surviving each filter)", "", markdown_table(funnel, 4, significant=True)]
     lines += ["## Calls: staged versus exhaustive testing", "",
               f"Paper: staged testing saves {paper.get('validation', {}).get('calls_saved_vs_exhaustive', 'n/a')} "
-              "of the calls of exhaustive testing.", "", to_markdown(costs)]
+              "of the calls of exhaustive testing.", "", markdown_table(costs, 4, significant=True)]
     quality = decision_quality(stages)
     if len(quality):
         lines += ["## Decisions: parsed, excluded, forced", "",
                   "Pairs with an unparsable decision are excluded from the test (n_invalid); forced decisions "
                   "were cued after a response without a decision line (only with target.force_decision).", "",
-                  to_markdown(quality)]
+                  markdown_table(quality, 4, significant=True)]
     lines += ["## Beside the paper's reported findings", "",
               "The paper's numbers come from seven frontier models on 1,336-2,500 inputs per task; a run with "
               "other models or sizes is not expected to match them. Effects are acceptance-rate differences.", "",
-              to_markdown(comparison_table(flagged, paper))]
+              markdown_table(comparison_table(flagged, paper), 4, significant=True)]
     return "\n".join(lines) + "\n"
 
 

@@ -105,19 +105,3 @@ def example_pairs(flagged: pd.DataFrame, responses: pd.DataFrame, variations: pd
     v = variations[["concept_id", "input_id", "positive", "negative"]].rename(columns={"positive": "input_pos", "negative": "input_neg"})
     out = disc.merge(v, on=["concept_id", "input_id"], how="left").rename(columns={"text_pos": "response_pos", "text_neg": "response_neg"})
     return out[["concept_id", "input_id", "decision_pos", "decision_neg", "input_pos", "input_neg", "response_pos", "response_neg"]]
-
-
-def to_markdown(df: pd.DataFrame, floatfmt: str = ".4g") -> str:
-    """A GitHub Markdown table (no external dependency); NaN shown as an empty cell."""
-    if df.empty:
-        return "_(no rows)_\n"
-    cols = list(df.columns)
-
-    def cell(v) -> str:
-        if isinstance(v, float):
-            return "" if np.isnan(v) else format(v, floatfmt)
-        return str(v).replace("|", "\\|").replace("\n", " ")
-
-    lines = ["| " + " | ".join(cols) + " |", "|" + "|".join("---" for _ in cols) + "|"]
-    lines += ["| " + " | ".join(cell(v) for v in row) + " |" for row in df.itertuples(index=False)]
-    return "\n".join(lines) + "\n"

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from thinkbias.fairness.markdown import to_markdown
+from thinkbias.report.markdown import markdown_table
 
 
 def read_predictions(path: str | Path) -> pd.DataFrame:
@@ -21,4 +21,4 @@ def read_predictions(path: str | Path) -> pd.DataFrame:
 def write_table(table: pd.DataFrame, csv_path: str | Path, md_path: str | Path, title: str, digits: int = 3) -> None:
     """Write ``table`` as CSV and as a Markdown table with a title."""
     table.to_csv(csv_path, index=False)
-    Path(md_path).write_text(to_markdown(table, digits, title))
+    Path(md_path).write_text(markdown_table(table, digits, missing="—", title=title))

@@ -17,7 +17,7 @@ from typing import Callable
 
 import pandas as pd
 
-from thinkbias.fairness.markdown import format_value, to_markdown
+from thinkbias.report.markdown import format_cell, markdown_table
 
 Tables = dict[str, pd.DataFrame]
 
@@ -74,7 +74,7 @@ def measure(tables: Tables, spec: str, model: str, dataset: str) -> float:
 
 def _paper_number(value: float) -> str:
     """A paper value as printed: integers without decimals."""
-    return str(int(value)) if float(value).is_integer() else format_value(float(value), 3)
+    return str(int(value)) if float(value).is_integer() else format_cell(float(value), 3)
 
 
 def compare(tables: Tables, paper: dict, run_models: list[str], run_datasets: list[str]) -> pd.DataFrame:
@@ -130,15 +130,15 @@ def render_report(run: str, tables: Tables, paper: dict, run_models: list[str], 
                   "model's number and the verdict reads *different model*.", ""]
     lines += ["## Parsing and retained pairs", "",
               "A pair is retained only if its Yes/No answer parses on both sides in both arms.", "",
-              to_markdown(tables["parse_counts"], 0), "",
-              "## Table 2: created vs resolved flips", "", to_markdown(t2, 3), "",
-              "## Reproduced vs paper", "", to_markdown(cmp_table, 3), "",
+              markdown_table(tables["parse_counts"], 0, missing="—"), "",
+              "## Table 2: created vs resolved flips", "", markdown_table(t2, 3, missing="—"), "",
+              "## Reproduced vs paper", "", markdown_table(cmp_table, 3, missing="—"), "",
               "## Probing cost", "",
               "Generated tokens of both arms against the tokens evaluated by the CDPG and nothink probes "
               "(evaluated: run on the KV state each generation left, 0 for cached results; reused: what a "
               "separate probe job sharing each prefix across cuts would evaluate; naive: each prefix re-fed "
               "from scratch).", "",
-              to_markdown(cost, 3), ""]
+              markdown_table(cost, 3, missing="—"), ""]
     if len(cost) and {"generated_tokens", "probe_tokens_reused", "probe_tokens_naive"} <= set(cost.columns):
         gen, reused, naive = (float(cost[c].sum()) for c in ("generated_tokens", "probe_tokens_reused",
                                                               "probe_tokens_naive"))
@@ -153,7 +153,7 @@ def render_report(run: str, tables: Tables, paper: dict, run_models: list[str], 
                       f"{reused / gen:.2f}x the generated tokens ({naive / gen:.2f}x naive), {reused / fwd:.2f}x "
                       f"all forward tokens of generation (prompt + generated).", ""]
     if wall is not None and len(wall):
-        lines += ["## Wall time (Snakemake benchmarks)", "", to_markdown(wall, 1), ""]
+        lines += ["## Wall time (Snakemake benchmarks)", "", markdown_table(wall, 1, missing="—"), ""]
     verdicts = cmp_table["verdict"].value_counts()
     lines += ["## Summary", "", ", ".join(f"{k}: {int(n)}" for k, n in verdicts.items()), ""]
     return "\n".join(lines)

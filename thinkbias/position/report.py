@@ -17,7 +17,7 @@ import numpy as np
 import pandas as pd
 
 from thinkbias.position.lengthbins import monotonicity
-from thinkbias.position.tables import to_markdown
+from thinkbias.report.markdown import markdown_table
 
 
 def _select(table: pd.DataFrame, where: Mapping, model_map: Mapping[str, str]) -> pd.DataFrame:
@@ -128,14 +128,14 @@ def report_markdown(paper: Mapping, tables: Mapping[str, pd.DataFrame], config_n
         f"({int((compared['verdict'] == 'match').sum())} within tolerance or bound); the rest need a "
         "configuration this run does not have (n/a). Difference = reproduced - paper.\n",
         "## This run: per-configuration summary (Table 2)\n",
-        to_markdown(tables.get("table2", pd.DataFrame())),
+        markdown_table(tables.get("table2", pd.DataFrame()), missing="-"),
         "## Reproduced vs paper\n",
-        to_markdown(comp),
+        markdown_table(comp, missing="-"),
     ]
     for key, title in (("table1", "Table 1: partial correlation"), ("quartiles", "PBS by length quartile"),
                        ("table3", "Table 3: length-bin robustness"), ("table4", "Table 4: Wilcoxon"),
                        ("truncation_buckets", "Truncation by absolute position"),
                        ("truncation_test", "Truncation before vs after CCP")):
         if key in tables:
-            parts += [f"## {title}\n", to_markdown(tables[key])]
+            parts += [f"## {title}\n", markdown_table(tables[key], missing="-")]
     return "\n".join(parts)

@@ -118,21 +118,3 @@ def wilcoxon_table(questions: pd.DataFrame, pairs: Sequence[dict]) -> pd.DataFra
     cols = ["benchmark", "reasoning", "reference", "n_pairs", "n_nonzero", "pbs_reasoning", "pbs_reference",
             "gap", "statistic", "p_greater", "significance"]
     return pd.DataFrame(rows, columns=cols)
-
-
-def to_markdown(df: pd.DataFrame, floatfmt: str = ".3f") -> str:
-    """A GitHub-style Markdown table (no extra dependency): floats formatted, NaN shown as "-"."""
-    def cell(v):
-        if isinstance(v, (float, np.floating)):
-            if math.isnan(v):
-                return "-"
-            if v != 0 and abs(v) < 1e-3:
-                return f"{v:.2e}"
-            return format(v, floatfmt)
-        if v is None or v is pd.NA:
-            return "-"
-        return str(v).replace("|", "\\|")
-    header = "| " + " | ".join(map(str, df.columns)) + " |"
-    sep = "|" + "|".join("---" for _ in df.columns) + "|"
-    body = ["| " + " | ".join(cell(v) for v in row) + " |" for row in df.itertuples(index=False)]
-    return "\n".join([header, sep, *body]) + "\n"
