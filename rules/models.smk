@@ -1,26 +1,28 @@
 # Model weights that are not in the manifest: pinned hub snapshots (one rule per registry model).
 
+from thinkbias.models.jobs import quantize_rule, weights_rule
+
+
+def manifest_models():
+    """Registry models whose weight files come through the data manifest (rule fetch)."""
+    manifest = Path(config["manifest"])
+    listed = yaml.safe_load(manifest.read_text()).get("files", {}) if manifest.exists() else {}
+    return {m for m, e in REGISTRY.items()
+            if any(f"models/{m}/{f['name']}" in listed for f in e.get("files", []))}
+
 
 def hub_models():
     """Registry models whose weights come from a pinned hub snapshot (not from the manifest)."""
-    manifest = Path(config["manifest"])
-    listed = yaml.safe_load(manifest.read_text()).get("files", {}) if manifest.exists() else {}
-    out = {}
-    for model_id, entry in REGISTRY.items():
-        files = entry.get("files", [])
-        if not files or "source" not in entry or "quantize" in entry:
-            continue
-        if any(f"models/{model_id}/{f['name']}" in listed for f in files):
-            continue
-        out[model_id] = entry
-    return out
+    in_manifest = manifest_models()
+    return {m: e for m, e in REGISTRY.items()
+            if e.get("files") and "source" in e and "quantize" not in e and m not in in_manifest}
 
 
 for _model_id, _entry in hub_models().items():
 
     rule:
         name:
-            f"weights_{_model_id.replace('-', '_').replace('.', '_')}"
+            weights_rule(_model_id)
         output:
             [f"resources/models/{_model_id}/{f['name']}" for f in _entry["files"]],
         params:
@@ -42,7 +44,7 @@ for _model_id, _entry in quantized_models().items():
 
     rule:
         name:
-            f"quantize_{_model_id.replace('-', '_').replace('.', '_')}"
+            quantize_rule(_model_id)
         input:
             model_files(_entry["quantize"]["from"]),
         output:

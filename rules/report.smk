@@ -10,9 +10,11 @@ rule plan:
     output:
         md="results/plan.md",
         csv="results/plan.csv",
+        models_csv="results/plan_models.csv",
     params:
         config={s: config[s] for s in STUDIES},
         registry=REGISTRY,
+        manifest_models=sorted(manifest_models()),
         planner=config["planner"],
         cache_dir=CACHE_DIR,
     localrule: True

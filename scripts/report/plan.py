@@ -1,7 +1,7 @@
 """Write the run plan of the active config (nothing is generated)."""
 from pathlib import Path
 
-from thinkbias.report.plan import Throughput, plan_markdown, plan_table
+from thinkbias.report.plan import Throughput, plan_markdown, plan_table, preparation_markdown, preparation_table
 from thinkbias.workflow import rule_logging
 
 with rule_logging(snakemake.log[0]) as log:
@@ -14,5 +14,10 @@ with rule_logging(snakemake.log[0]) as log:
     }
     table = plan_table(cfg, registry, planner["prompt_tokens"], throughput, Path(snakemake.params.cache_dir))
     table.to_csv(snakemake.output.csv, index=False)
-    Path(snakemake.output.md).write_text(plan_markdown(table, planner["paper_probe_passes"]))
+    models = preparation_table(cfg, registry, set(snakemake.params.manifest_models), planner["download_mb_per_s"],
+                               planner["quantize_hours"])
+    models.to_csv(snakemake.output.models_csv, index=False)
+    Path(snakemake.output.md).write_text(plan_markdown(table, planner["paper_probe_passes"]) + "\n"
+                                         + preparation_markdown(models))
+    log.info("planned %d model-preparation jobs", len(models))
     log.info("planned %d requests", int(table["requests"].sum()))

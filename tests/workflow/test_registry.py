@@ -9,6 +9,7 @@ import pytest
 import yaml
 
 from tests.helpers import REPO
+from thinkbias.models.jobs import named_models
 
 REGISTRY = yaml.safe_load((REPO / "config/models.yaml").read_text())
 BACKENDS = {"llamacpp", "vllm", "openai"}
@@ -16,15 +17,6 @@ CONFIGS = [p for p in sorted((REPO / "config").glob("*.yaml")) if p.name != "mod
 # A commit hash, full or abbreviated to at least 7 hex digits (the hub resolves those; the download
 # checks the resolved commit starts with it).
 PINNED = re.compile(r"[0-9a-f]{7,40}")
-
-
-def named_models(node, registry: dict) -> set[str]:
-    """Registry ids mentioned anywhere in a config (as values)."""
-    if isinstance(node, dict):
-        return set().union(set(), *(named_models(v, registry) for v in node.values()))
-    if isinstance(node, list):
-        return set().union(set(), *(named_models(v, registry) for v in node))
-    return {node} if isinstance(node, str) and node in registry else set()
 
 
 def registry_problems(model_ids: set[str], registry: dict) -> list[str]:

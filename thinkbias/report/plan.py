@@ -4,6 +4,10 @@ Per (study, model, arm/mode) it counts requests, expected prompt and generated t
 forward passes, and GPU-hours at a throughput the user sets per model. Generated tokens come from the
 config's budgets (an upper bound: every request runs to its budget) unless the persistent cache
 already holds answers of that model, in which case their measured mean replaces the budget.
+
+Before any of that, each local model's weights are prepared by one job: a download (``weights_<id>``
+or the manifest's ``fetch``) or a GPU quantization (``quantize_<id>``, after its source's download);
+``preparation_table`` lists those jobs with their size and hours.
 """
 
 from __future__ import annotations
@@ -15,10 +19,12 @@ from pathlib import Path
 
 import pandas as pd
 
+from thinkbias.models.jobs import prepared_models, quantize_rule, weights_rule
 from thinkbias.report.markdown import markdown_table
 
 PLAN_COLUMNS = ["study", "model", "backend", "arm_or_mode", "requests", "prompt_tokens", "generated_tokens",
                 "token_source", "probe_passes", "hours", "gpu_hours"]
+PREPARATION_COLUMNS = ["model", "job", "size_gb", "gpus", "hours", "gpu_hours"]
 
 
 @dataclass(frozen=True)
@@ -128,9 +134,41 @@ def plan_markdown(table: pd.DataFrame, paper_probe_passes: int | None = None) ->
               f"tokens, {int(table['probe_passes'].sum()):,} probe passes, {table['hours'].sum():.1f} job-hours, "
               f"{table['gpu_hours'].sum():.1f} GPU-hours.")
     lines = ["# Run plan", "", markdown_table(table), totals]
-    if paper_probe_passes:
-        fair = int(table.loc[table["study"] == "fairness", "probe_passes"].sum())
+    fair = int(table.loc[table["study"] == "fairness", "probe_passes"].sum())
+    if paper_probe_passes and fair:
         lines += ["", f"Fairness probe passes: {fair:,} here vs {paper_probe_passes:,} stated by the paper "
                       "(the paper counts 10 depths per side; this plan probes the union of every depth grid "
                       "in the config, including depth 0, and one nothink read per side)."]
     return "\n".join(lines) + "\n"
+
+
+def preparation_table(config: dict, registry: dict, manifest_models: set[str], download_mb_per_s: float,
+                      quantize_hours: float) -> pd.DataFrame:
+    """One row per job that prepares a local model's weights: the manifest's ``fetch``, a pinned
+    download ``weights_<id>`` (hours at ``download_mb_per_s``) or ``quantize_<id>`` on its GPUs
+    (``quantize_hours`` each; the source's download is its own row)."""
+    rows = []
+    studies = {s: config[s] for s in STUDY_ROWS if config.get(s, {}).get("enabled")}
+    for model in prepared_models(studies, registry):
+        entry = registry[model]
+        if "quantize" in entry:
+            gpus = max(1, int(entry.get("gpus", 1)))
+            rows.append({"model": model, "job": quantize_rule(model), "size_gb": None, "gpus": gpus,
+                         "hours": quantize_hours, "gpu_hours": quantize_hours * gpus})
+            continue
+        size = entry.get("size_gb")
+        job = "fetch" if model in manifest_models else weights_rule(model)
+        hours = round(size * 1000 / download_mb_per_s / 3600, 2) if size is not None else None
+        rows.append({"model": model, "job": job, "size_gb": size, "gpus": 0, "hours": hours, "gpu_hours": 0.0})
+    return pd.DataFrame(rows, columns=PREPARATION_COLUMNS)
+
+
+def preparation_markdown(table: pd.DataFrame) -> str:
+    """The model-preparation section of the plan, with its totals."""
+    if table.empty:
+        return "## Model preparation\n\nNo local model weights to prepare.\n"
+    downloads = table[table["gpus"] == 0]
+    return "\n".join([
+        "## Model preparation", "", markdown_table(table),
+        f"Downloads: {len(downloads)} ({downloads['size_gb'].sum():.1f} GB); quantizations: "
+        f"{int((table['gpus'] > 0).sum())} ({table['gpu_hours'].sum():.1f} GPU-hours).", ""])
