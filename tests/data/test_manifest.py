@@ -59,6 +59,14 @@ def test_canonical_source_comes_before_the_mirror():
     assert gpqa.gated and gpqa.terms.startswith("https://huggingface.co/datasets/Idavidrein/gpqa")
 
 
+def test_hub_sources_of_checksummed_files_are_pinned_to_a_commit():
+    """A sha256 is only meaningful with the commit it was read at (a branch may move on)."""
+    manifest = load_manifest(MANIFEST)
+    pinned = {k: s.revision for k, e in manifest.items() if e.sha256 for s in e.sources if isinstance(s, HfSource)}
+    assert {"raw/mmlu/mmlu-test.parquet", "raw/arc/ARC-Challenge-test.parquet"} <= set(pinned)
+    assert all(len(rev) == 40 and int(rev, 16) >= 0 for rev in pinned.values()), pinned
+
+
 def test_model_checksum_agrees_with_the_registry():
     registry = yaml.safe_load((REPO / "config/models.yaml").read_text())
     manifest = load_manifest(MANIFEST)
