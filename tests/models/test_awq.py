@@ -1,6 +1,5 @@
-"""The AWQ quantization rule's bookkeeping: settings, the record, and the atomic publish.
-
-AutoAWQ itself needs a GPU (scripts/gpu/ has the GPU checks); these tests cover everything around it.
+"""The AWQ quantization rule's bookkeeping: settings, the calibration file, the record, and the
+atomic publish. AutoAWQ itself runs in tests/models/test_awq_cpu.py (a tiny model on the CPU).
 """
 
 from __future__ import annotations
@@ -9,10 +8,11 @@ import hashlib
 import json
 from pathlib import Path
 
+import pytest
 import yaml
 
 from tests.helpers import REPO
-from thinkbias.models.awq import RECORD, AwqSettings, publish, quantization_record
+from thinkbias.models.awq import RECORD, AwqSettings, calibration_samples, publish, quantization_record
 
 
 def test_settings_are_autoawq_quant_config_and_match_the_schema_defaults():
@@ -44,6 +44,35 @@ def test_record_names_source_commit_and_every_file(tmp_path: Path):
     assert record["source_revision"] == "a" * 40 and record["settings"]["q_group_size"] == 128
     assert record["files"] == {"config.json": hashlib.sha256(b"{}").hexdigest(),
                                "model.safetensors": hashlib.sha256(b"weights").hexdigest()}
+    assert record["calib_data_sha256"] is None
+
+
+def test_dataset_names_pass_through_and_a_txt_file_gives_its_lines(tmp_path: Path):
+    assert calibration_samples("pileval") == "pileval"
+    assert calibration_samples("mit-han-lab/pile-val-backup") == "mit-han-lab/pile-val-backup"
+    calib = tmp_path / "calib.txt"
+    calib.write_text("first sample\n\n  second sample  \n   \nthird\n")
+    assert calibration_samples(str(calib)) == ["first sample", "second sample", "third"]
+
+
+def test_a_missing_or_blank_calibration_file_fails_before_any_model_loads(tmp_path: Path):
+    with pytest.raises(FileNotFoundError, match="missing.txt"):
+        calibration_samples(str(tmp_path / "missing.txt"))
+    blank = tmp_path / "blank.txt"
+    blank.write_text("\n  \n")
+    with pytest.raises(ValueError, match="no non-blank line"):
+        calibration_samples(str(blank))
+
+
+def test_record_keeps_the_local_calibration_file_sha256(tmp_path: Path):
+    source, out = tmp_path / "gemma", tmp_path / "out"
+    source.mkdir()
+    out.mkdir()
+    calib = tmp_path / "calib.txt"
+    calib.write_text("one sample\n")
+    record = quantization_record(source, out, AwqSettings(calib_data=str(calib)), "autoawq 0.2.9")
+    assert record["calib_data_sha256"] == hashlib.sha256(b"one sample\n").hexdigest()
+    assert record["settings"]["calib_data"] == str(calib) and record["source_revision"] is None
 
 
 def test_publish_moves_everything_and_writes_the_record_last(tmp_path: Path):

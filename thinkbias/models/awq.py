@@ -22,7 +22,8 @@ class AwqSettings:
 
     Defaults are AutoAWQ's recommended 4-bit GEMM setup: group size 128, zero point on. The
     calibration set defaults to AutoAWQ's own ``pileval`` (128 samples of 512 tokens from the Pile
-    validation split), the set the AWQ authors calibrated with.
+    validation split), the set the AWQ authors calibrated with; ``calib_data`` may instead name a hub
+    dataset id or a local ``.txt`` file (see ``calibration_samples``).
     """
 
     w_bit: int = 4
@@ -40,16 +41,45 @@ class AwqSettings:
 
 
 RECORD = "awq_quantization.json"
+# A calib_data value with this suffix is a local text file, one calibration sample per line; hub
+# dataset ids never end in it, so the two cannot be confused.
+LOCAL_CALIB_SUFFIX = ".txt"
+
+
+def is_local_calibration(calib_data: str) -> bool:
+    """Whether ``calib_data`` names a local calibration text file rather than a dataset."""
+    return calib_data.endswith(LOCAL_CALIB_SUFFIX)
+
+
+def calibration_samples(calib_data: str) -> str | list[str]:
+    """What AutoAWQ's ``calib_data`` gets: a local ``.txt`` file's non-blank lines (one sample each),
+    or the name unchanged (``pileval`` or a hub dataset id, which AutoAWQ downloads itself).
+
+    AutoAWQ skips samples longer than ``max_calib_seq_len`` tokens and concatenates the rest into
+    blocks of that length, so the file needs at least that many tokens in short-enough lines.
+    """
+    if not is_local_calibration(calib_data):
+        return calib_data
+    path = Path(calib_data)
+    if not path.is_file():
+        raise FileNotFoundError(f"calibration file {calib_data} does not exist")
+    samples = [line.strip() for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    if not samples:
+        raise ValueError(f"calibration file {calib_data} has no non-blank line")
+    return samples
 
 
 def quantization_record(source_dir: Path, out_dir: Path, settings: AwqSettings, quantizer: str) -> dict:
-    """What a quantized snapshot was made from and of: the source's recorded commit, the settings,
-    the quantizer's version and the sha256 of every file written."""
+    """What a quantized snapshot was made from and of: the source's recorded commit, the settings
+    (with the sha256 of a local calibration file), the quantizer's version and the sha256 of every
+    file written."""
     revision = source_dir / "REVISION"
+    local = is_local_calibration(settings.calib_data)
     return {
         "source": source_dir.name,
         "source_revision": revision.read_text().strip() if revision.exists() else None,
         "settings": asdict(settings),
+        "calib_data_sha256": file_sha256(Path(settings.calib_data)) if local else None,
         "quantizer": quantizer,
         "files": {p.name: file_sha256(p) for p in sorted(out_dir.iterdir()) if p.is_file() and p.name != RECORD},
     }
@@ -68,15 +98,17 @@ def publish(out_dir: Path, dest_dir: Path, record: dict) -> None:
 
 def quantize_awq(source_dir: Path, dest_dir: Path, settings: AwqSettings = AwqSettings()) -> dict:
     """Quantize the model in ``source_dir`` and save the AWQ checkpoint (weights, config, tokenizer)
-    into ``dest_dir``, then the record (``awq_quantization.json``), which it returns. Needs a GPU and
-    the ``envs/awq.yaml`` environment."""
-    import awq  # imported here: only this GPU job needs it
+    into ``dest_dir``, then the record (``awq_quantization.json``), which it returns. Needs the
+    ``envs/awq.yaml`` environment; a real model needs a GPU (AutoAWQ falls back to the CPU, which is
+    only fast enough for a tiny model)."""
+    import awq  # imported here: only this job needs it
     from awq import AutoAWQForCausalLM
     from transformers import AutoTokenizer
 
+    calib_data = calibration_samples(settings.calib_data)  # before loading: a bad file fails fast
     model = AutoAWQForCausalLM.from_pretrained(str(source_dir), low_cpu_mem_usage=True, use_cache=False)
     tokenizer = AutoTokenizer.from_pretrained(str(source_dir))
-    model.quantize(tokenizer, quant_config=settings.quant_config(), calib_data=settings.calib_data,
+    model.quantize(tokenizer, quant_config=settings.quant_config(), calib_data=calib_data,
                    max_calib_samples=settings.max_calib_samples, max_calib_seq_len=settings.max_calib_seq_len)
     with tempfile.TemporaryDirectory(dir=dest_dir.parent, prefix=f".{dest_dir.name}-") as tmp:
         model.save_quantized(tmp)
