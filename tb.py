@@ -24,6 +24,13 @@ PY = VENV / "bin" / "python"
 WHEELS = Path(os.environ.get("THINKBIAS_WHEEL_CACHE", Path.home() / ".cache" / "thinkbias" / "wheels"))
 LLAMA = "llama-cpp-python==0.3.36"
 EXTRAS = "llamacpp,server,api,hub,slurm,test"
+# The tests also run AutoAWQ for real on the CPU (tests/models/test_awq_cpu.py): a CPU build of torch
+# (from PyTorch's CPU index, or a local wheel pip already knows), AutoAWQ's pinned stack, then AutoAWQ
+# itself without its declared dependencies (it pins an old CUDA torch; it runs with this one).
+AWQ_CPU_STACK = ["torch==2.13.0+cpu", "transformers==4.51.3", "accelerate==1.15.0", "datasets==5.0.1",
+                 "zstandard==0.25.0"]
+AWQ = "autoawq==0.2.9"
+TORCH_CPU_INDEX = "https://download.pytorch.org/whl/cpu"
 
 
 def sh(cmd: list[str], **kw) -> None:
@@ -56,6 +63,20 @@ def setup() -> None:
     stamp.touch()
 
 
+def setup_awq_cpu() -> None:
+    """Install the CPU AutoAWQ stack the quantization test needs (once per stack version)."""
+    stamp = VENV / f".thinkbias-awq-{hashlib.sha256(' '.join(AWQ_CPU_STACK + [AWQ]).encode()).hexdigest()[:12]}"
+    if stamp.exists():
+        return
+    # torch alone through the CPU index (asked once, not for every dependency), then the rest from PyPI
+    sh([PY, "-m", "pip", "install", "--quiet", "--no-deps", "--extra-index-url", TORCH_CPU_INDEX, AWQ_CPU_STACK[0]])
+    sh([PY, "-m", "pip", "install", "--quiet", *AWQ_CPU_STACK])
+    sh([PY, "-m", "pip", "install", "--quiet", "--no-deps", AWQ])
+    for old in VENV.glob(".thinkbias-awq-*"):
+        old.unlink()
+    stamp.touch()
+
+
 def main(argv: list[str]) -> int:
     if not argv or argv[0] not in ("run", "test", "setup"):
         print(__doc__)
@@ -65,6 +86,8 @@ def main(argv: list[str]) -> int:
     if argv[0] == "run":
         return subprocess.call([PY, "-m", "snakemake", "--cores", "2", *argv[1:]], cwd=ROOT, env=env)
     if argv[0] == "test":
+        setup_awq_cpu()
+        env["THINKBIAS_REQUIRE_AWQ"] = "1"  # the AutoAWQ test must run, not skip
         return subprocess.call([PY, "-m", "pytest", "-q", "-rs", *argv[1:]], cwd=ROOT, env=env)
     return 0
 
