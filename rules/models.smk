@@ -46,7 +46,9 @@ for _model_id, _entry in quantized_models().items():
         name:
             quantize_rule(_model_id)
         input:
-            model_files(_entry["quantize"]["from"]),
+            weights=model_files(_entry["quantize"]["from"]),
+            # a local calibration file (.txt) is an input too, so editing it rebuilds the model
+            calibration=[c for c in [_entry["quantize"].get("calib_data", "")] if c.endswith(".txt")],
         output:
             [f"resources/models/{_model_id}/{f['name']}" for f in _entry["files"]],
         params:

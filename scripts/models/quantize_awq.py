@@ -7,6 +7,6 @@ from thinkbias.workflow import rule_logging
 with rule_logging(snakemake.log[0]) as log:
     settings = AwqSettings(**snakemake.params.settings)
     log.info("AWQ settings: %s", settings)
-    record = quantize_awq(Path(snakemake.input[0]).parent, Path(snakemake.output[0]).parent, settings)
+    record = quantize_awq(Path(snakemake.input.weights[0]).parent, Path(snakemake.output[0]).parent, settings)
     for name, sha in record["files"].items():
         log.info("wrote %s sha256=%s", name, sha)

@@ -115,3 +115,18 @@ def test_full_config_dry_run_lists_weights_quantize_and_gpu_jobs(name: str, work
             model = dict(w.split("=", 1) for w in job["wildcards"].split(", "))["model"]
             local = registry[model]["backend"] != "openai"
             assert int(job["resources"].get("gpu", 0)) == int(local), job
+
+
+@pytest.mark.slow
+def test_local_calibration_file_is_an_input_of_the_quantize_rule(workflow_dir):
+    registry = yaml.safe_load((REPO / "config/models.yaml").read_text())
+    registry["gemma-2-27b-it-awq"]["quantize"]["calib_data"] = "resources/calibration.txt"
+    (workflow_dir / "resources").mkdir(exist_ok=True)
+    (workflow_dir / "resources/calibration.txt").write_text("one sample\nanother sample\n")
+    (workflow_dir / "registry.yaml").write_text(yaml.safe_dump(registry, sort_keys=False))
+    config = {**yaml.safe_load((REPO / "config/fairness-appendix-d.yaml").read_text()), "registry": "registry.yaml"}
+    proc = run_snakemake(workflow_dir, ["-n", "resources/models/gemma-2-27b-it-awq/awq_quantization.json"],
+                         config=config)
+    out = proc.stdout + proc.stderr
+    block = out[out.index("rule quantize_gemma_2_27b_it_awq:"):]
+    assert "resources/calibration.txt" in block.split("output:")[0]
