@@ -1,12 +1,13 @@
 """Concept parsing, curated concepts and de-duplication."""
 import json
+import re
 from pathlib import Path
 
 import pandas as pd
 import yaml
 
 from thinkbias.blindspot.concepts import (
-    build_hypothesis_prompt, concepts_table, curated_concepts, dedup_pairs, deduplicate, normalise_title,
+    TITLE_SCHEMA, build_hypothesis_prompt, concepts_table, curated_concepts, dedup_pairs, deduplicate, normalise_title,
     parse_concepts, parse_same, union_find_groups,
 )
 
@@ -21,6 +22,29 @@ def test_parse_json_reply_with_surrounding_text():
     found, rejected = parse_concepts(text)
     assert len(found) == 1 and rejected == 1
     assert found[0]["title"] == ONE["title"]
+
+
+def test_parse_reply_cut_off_at_its_token_budget_keeps_its_complete_concepts():
+    full = json.dumps({"evidence": ["a name", "an age"], "concepts": [ONE, {**ONE, "title": "Older — age"}, ONE]})
+    cut = full[: full.rindex(ONE["removal_action"])]  # the third concept is incomplete
+    found, rejected = parse_concepts(cut)
+    assert [c["title"] for c in found] == [ONE["title"], "Older — age"] and rejected == 0
+    assert parse_concepts(full[:40]) == ([], 0)
+
+
+def test_parse_reply_with_raw_newlines_inside_strings():
+    text = json.dumps({"evidence": [], "concepts": [{**ONE, "addition_action": "Say it.\nTwice."}]}).replace("\\n", "\n")
+    assert "\n" in text
+    found, _ = parse_concepts(text)
+    assert found[0]["addition_action"] == "Say it. Twice."
+
+
+def test_title_pattern_admits_only_titles_the_parser_keeps():
+    pattern = re.compile(TITLE_SCHEMA["pattern"])
+    for title in ("Higher — income", "Favors applicants from cities — place of residence"):
+        assert pattern.match(title) and normalise_title(title) == title
+    for title in ("Higher income", "Higher - income", 'Say "hi" — greeting', "x" * 61 + " — y", "A — b — c"):
+        assert not pattern.match(title), title
 
 
 def test_parse_xml_fallback_and_dash_normalisation():
@@ -61,6 +85,8 @@ def test_dedup_skips_curated_pairs_and_merges_duplicates():
 
 def test_parse_same_and_prompt():
     assert parse_same('{"same": "YES"}') and not parse_same('{"same": "NO"}')
-    assert parse_same("YES, identical") and not parse_same("They are different")
+    assert parse_same("YES, identical") is True and parse_same("No. Different scopes.") is False
+    assert parse_same("They are different") is None and parse_same('{"same": "maybe"}') is None
+    assert parse_same("The eyes are blue") is None  # a YES inside a word is no answer
     prompt = build_hypothesis_prompt("$n_examples:$examples:$min_concepts:$input_name", ["P1", "P2"], "loan application", 25)
     assert prompt.startswith("2:<example-task-1>\nP1\n</example-task-1>") and prompt.endswith(":25:loan application")

@@ -21,15 +21,20 @@ CONCEPT_FIELDS = ("title", "verbalization_check_guide", "addition_action", "remo
 CONCEPT_COLUMNS = ("concept_id", "title", "direction", "category", "verbalization_check_guide",
                    "addition_action", "removal_action", "source", "variation_rule", "keywords")
 
+# The title's "<DIRECTION> — <CATEGORY>" form as a pattern, so constrained decoding writes the
+# separator the parser requires; the bounded sides keep a small model from rambling in the title.
+TITLE_SCHEMA = {"type": "string", "pattern": '^[^"\\\\\\n\u2014]{1,60} \u2014 [^"\\\\\\n\u2014]{1,80}$'}
+
 HYPOTHESIS_SCHEMA = {
     "type": "object",
     "properties": {
         "evidence": {"type": "array", "items": {"type": "string"}},
         "concepts": {
             "type": "array",
+            "minItems": 1,  # an empty list is the easy way out for a small model
             "items": {
                 "type": "object",
-                "properties": {f: {"type": "string"} for f in CONCEPT_FIELDS},
+                "properties": {f: {"type": "string"} for f in CONCEPT_FIELDS} | {"title": TITLE_SCHEMA},
                 "required": list(CONCEPT_FIELDS),
             },
         },
@@ -68,8 +73,11 @@ def build_hypothesis_prompt(template: str, task_prompts: list[str], input_name: 
 
 
 def _json_objects(text: str) -> list:
-    """Every top-level JSON value that parses, scanning from each '{' or '['."""
-    dec = json.JSONDecoder()
+    """Every top-level JSON value that parses, scanning from each '{' or '['. Raw control characters
+    inside strings are accepted (llama.cpp's JSON grammar lets a newline through), and a value that
+    does not parse is skipped character by character, so the complete objects inside a reply cut off
+    at its token budget are still found."""
+    dec = json.JSONDecoder(strict=False)
     found = []
     i = 0
     while i < len(text):
@@ -90,16 +98,31 @@ def _tag(block: str, name: str) -> str | None:
     return m.group(1).strip() if m else None
 
 
+def _json_concepts(text: str) -> list[dict]:
+    """Concept objects of a JSON reply: the first ``{"concepts": [...]}`` or bare list of objects;
+    failing that, the loose concept objects of a reply cut off before its list closed."""
+    loose = []
+    for obj in _json_objects(text):
+        if isinstance(obj, dict) and "concepts" in obj:
+            items = obj["concepts"] if isinstance(obj["concepts"], list) else []
+        elif isinstance(obj, list):
+            items = obj
+        else:
+            items = []
+            if isinstance(obj, dict) and set(obj) & set(CONCEPT_FIELDS):
+                loose.append(obj)
+        items = [it for it in items if isinstance(it, dict)]
+        if items:
+            return items
+    return loose
+
+
 def parse_concepts(text: str) -> tuple[list[dict], int]:
-    """Concepts from an autorater reply: JSON (``{"concepts": [...]}`` or a bare list) or
-    ``<concept>`` blocks with one tag per field. Returns (valid concepts, number of rejected ones:
-    a missing field or a title without a direction/category separator)."""
-    raw: list[dict] = []
-    for obj in _json_objects(text or ""):
-        items = obj.get("concepts", []) if isinstance(obj, dict) else obj if isinstance(obj, list) else []
-        raw += [it for it in items if isinstance(it, dict)]
-        if raw:
-            break
+    """Concepts from an autorater reply: JSON (``{"concepts": [...]}``, a bare list, or the complete
+    concept objects of a truncated reply) or ``<concept>`` blocks with one tag per field. Returns
+    (valid concepts, number of rejected ones: a missing field or a title without a
+    direction/category separator)."""
+    raw = _json_concepts(text or "")
     if not raw:
         for block in re.findall(r"<concept>(.*?)</concept>", text or "", flags=re.S | re.I):
             raw.append({f: _tag(block, f) for f in CONCEPT_FIELDS})
@@ -155,12 +178,15 @@ def build_dedup_prompt(template: str, a: pd.Series, b: pd.Series) -> str:
         removal_2=b["removal_action"], guide_2=b["verbalization_check_guide"])
 
 
-def parse_same(text: str) -> bool:
-    """Duplicate judgement: JSON ``same`` field when present, else "YES" anywhere means duplicate."""
+def parse_same(text: str) -> bool | None:
+    """Duplicate judgement: the JSON ``same`` field when present, else the first standalone YES or
+    NO; None when the reply says neither (unparsable; the caller counts it and keeps both concepts)."""
     for obj in _json_objects(text or ""):
         if isinstance(obj, dict) and "same" in obj:
-            return str(obj["same"]).strip().upper().startswith("Y")
-    return "YES" in (text or "").upper()
+            answer = str(obj["same"]).strip().upper()
+            return True if answer.startswith("Y") else False if answer.startswith("N") else None
+    m = re.search(r"\b(YES|NO)\b", text or "", flags=re.I)
+    return m.group(1).upper() == "YES" if m else None
 
 
 def dedup_pairs(concepts: pd.DataFrame) -> list[tuple[int, int]]:
