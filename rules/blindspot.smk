@@ -165,6 +165,11 @@ def bs_audit_files(name):
     return [f"{BS_DIR}/{m}/{t}/{name}" for m in BS["models"] for t in BS["tasks"]]
 
 
+def bs_task_files(name):
+    """One task-level file per task of the config."""
+    return [f"{BS_DIR}/{t}/{name}" for t in BS["tasks"]]
+
+
 def bs_summary():
     return {
         "tasks": ", ".join(BS["tasks"]), "target models": ", ".join(BS["models"]),
@@ -282,7 +287,8 @@ rule blindspot_hypothesize:
         job=f"{BS_PROMPTS}/job_description.txt",
         weights=bs_hypothesis_weights,
     output:
-        f"{BS_DIR}/{{task}}/concepts_generated.parquet",
+        concepts=f"{BS_DIR}/{{task}}/concepts_generated.parquet",
+        replies=f"{BS_DIR}/{{task}}/hypothesis_replies.csv",
     params:
         task="{task}",
         enabled=BS["hypothesis"]["enabled"],
@@ -318,7 +324,8 @@ rule blindspot_dedup:
         prompt=f"{BS_PROMPTS}/dedup.txt",
         weights=bs_dedup_weights,
     output:
-        f"{BS_DIR}/{{task}}/concepts_merged.parquet",
+        merged=f"{BS_DIR}/{{task}}/concepts_merged.parquet",
+        judgements=f"{BS_DIR}/{{task}}/dedup_judgements.csv",
     params:
         task="{task}",
         curated_ids=BS["curated"]["ids"],
@@ -616,6 +623,10 @@ rule blindspot_tables:
         costs=bs_audit_files("costs.csv"),
         examples=bs_audit_files("examples.csv"),
         stages=bs_audit_files("stages.csv"),
+        replies=bs_task_files("hypothesis_replies.csv"),
+        generated=bs_task_files("concepts_generated.parquet"),
+        judgements=bs_task_files("dedup_judgements.csv"),
+        variations=bs_task_files("variations.parquet"),
         paper="resources/paper/blindspot.yaml",
     output:
         flagged_csv=report(
@@ -633,6 +644,7 @@ rule blindspot_tables:
             subcategory="tables",
         ),
         costs_md=f"{BS_DIR}/tables/costs.md",
+        model_outputs_csv=f"{BS_DIR}/tables/model_outputs.csv",
         examples_md=report(
             f"{BS_DIR}/tables/examples.md",
             caption="../report/captions/blindspot/examples.rst",
@@ -723,7 +735,8 @@ def blindspot_targets():
         return [f"{BS_DIR}/byo/flagged.csv", f"{BS_DIR}/byo/flagged.md", f"{BS_DIR}/byo/funnel.csv",
                 f"{BS_DIR}/byo/costs.csv"]
     return [f"{BS_DIR}/tables/{name}" for name in
-            ("flagged.csv", "flagged.md", "funnel.csv", "costs.csv", "costs.md", "examples.md")] + [
+            ("flagged.csv", "flagged.md", "funnel.csv", "costs.csv", "costs.md", "model_outputs.csv",
+             "examples.md")] + [
         f"{BS_DIR}/figures/funnel.png", f"{BS_DIR}/report.md"]
 
 

@@ -5,7 +5,8 @@ import pandas as pd
 import yaml
 
 from thinkbias.blindspot.calls import request_seed, run_on_model
-from thinkbias.blindspot.concepts import DEDUP_SCHEMA, build_dedup_prompt, curated_concepts, dedup_pairs, deduplicate, parse_same
+from thinkbias.blindspot.concepts import DEDUP_SCHEMA, build_dedup_prompt, curated_concepts, dedup_pairs, deduplicate
+from thinkbias.blindspot.model_outputs import JUDGEMENT_COLUMNS, parse_dedup_judgements
 from thinkbias.llm.types import Request, Sampling
 from thinkbias.workflow import rule_logging
 
@@ -15,7 +16,7 @@ with rule_logging(snakemake.log[0]) as logger:
     curated = curated_concepts(catalogue, p.curated_ids, p.task)
     generated = pd.read_parquet(snakemake.input.generated)
     merged = pd.concat([curated, generated], ignore_index=True)
-    edges = []
+    edges, judgements = [], pd.DataFrame(columns=JUDGEMENT_COLUMNS)
     pairs = dedup_pairs(merged) if p.enabled else []
     if pairs:
         template = Path(snakemake.input.prompt).read_text()
@@ -26,8 +27,10 @@ with rule_logging(snakemake.log[0]) as logger:
                 for i, j in pairs]
         weights = snakemake.input.weights[0] if snakemake.input.weights else ""
         gens = run_on_model(p.model, p.registry, weights, p.cache_dir, reqs, logger)
-        edges = [pair for pair, g in zip(pairs, gens) if parse_same(g.answer or g.text)]
+        edges, judgements = parse_dedup_judgements(merged, pairs, gens)
     out = deduplicate(merged, edges)
-    logger.info(f"{len(curated)} curated + {len(generated)} generated concepts; {len(pairs)} pairs judged; "
+    logger.info(f"{len(curated)} curated + {len(generated)} generated concepts; {len(pairs)} pairs judged "
+                f"({int(judgements['same'].isna().sum())} unparsable, kept distinct); "
                 f"{int((out['merged_into'] != out['concept_id']).sum())} merged as duplicates")
-    out.to_parquet(snakemake.output[0], index=False)
+    out.to_parquet(snakemake.output.merged, index=False)
+    judgements.to_csv(snakemake.output.judgements, index=False)

@@ -5,14 +5,15 @@ import pandas as pd
 
 from thinkbias.blindspot.calls import request_seed, run_on_model
 from thinkbias.blindspot.clusters import hypothesis_batches
-from thinkbias.blindspot.concepts import HYPOTHESIS_SCHEMA, build_hypothesis_prompt, concepts_table, parse_concepts
+from thinkbias.blindspot.concepts import HYPOTHESIS_SCHEMA, build_hypothesis_prompt, concepts_table
+from thinkbias.blindspot.model_outputs import REPLY_COLUMNS, parse_hypothesis_replies
 from thinkbias.blindspot.tasks import render_task_prompt, task_spec
 from thinkbias.llm.types import Request, Sampling
 from thinkbias.workflow import rule_logging
 
 with rule_logging(snakemake.log[0]) as logger:
     p = snakemake.params
-    items = []
+    items, replies = [], pd.DataFrame(columns=REPLY_COLUMNS)
     if p.enabled:
         inputs = pd.read_parquet(snakemake.input.inputs).set_index("input_id")
         members = pd.read_parquet(snakemake.input.clusters)
@@ -30,12 +31,12 @@ with rule_logging(snakemake.log[0]) as logger:
                                                        json_schema=HYPOTHESIS_SCHEMA if p.constrained else None)))
         weights = snakemake.input.weights[0] if snakemake.input.weights else ""
         gens = run_on_model(p.model, p.registry, weights, p.cache_dir, reqs, logger)
-        rejected = 0
-        for g in gens:
-            found, bad = parse_concepts(g.answer or g.text)
-            items += found
-            rejected += bad
-        logger.info(f"{len(items)} concepts parsed from {len(gens)} replies; {rejected} malformed concepts rejected")
-        if p.max_concepts:
+        items, replies = parse_hypothesis_replies(gens)
+        logger.info(f"{len(items)} concepts parsed from {len(gens)} replies; {int(replies['n_rejected'].sum())} "
+                    f"malformed concepts rejected; {int((replies['n_concepts'] == 0).sum())} replies without a valid "
+                    f"concept ({int((replies['finish_reason'] == 'length').sum())} cut off at max_tokens)")
+        if p.max_concepts and len(items) > p.max_concepts:
+            logger.info(f"kept the first {p.max_concepts} of {len(items)} concepts (max_concepts)")
             items = items[: p.max_concepts]
-    concepts_table(items, "generated", "gen").to_parquet(snakemake.output[0], index=False)
+    concepts_table(items, "generated", "gen").to_parquet(snakemake.output.concepts, index=False)
+    replies.to_csv(snakemake.output.replies, index=False)

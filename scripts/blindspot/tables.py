@@ -5,6 +5,7 @@ from pathlib import Path
 import pandas as pd
 import yaml
 
+from thinkbias.blindspot.model_outputs import model_output_counts
 from thinkbias.blindspot.report import render_examples, render_report
 from thinkbias.plots.blindspot import funnel_figure
 from thinkbias.report.markdown import markdown_table
@@ -36,7 +37,16 @@ with rule_logging(snakemake.log[0]) as logger:
     Path(out.costs_md).write_text(markdown_table(costs, 4, significant=True))
     funnel_figure(funnel, out.funnel_png)
     Path(out.examples_md).write_text(render_examples(examples, flagged))
+    inp = snakemake.input
+    model_outputs = pd.concat([
+        model_output_counts(Path(replies).parent.name, pd.read_csv(replies), pd.read_parquet(generated),
+                            pd.read_csv(judgements), pd.read_parquet(variations))
+        for replies, generated, judgements, variations
+        in zip(inp.replies, inp.generated, inp.judgements, inp.variations)
+    ], ignore_index=True)
+    model_outputs.to_csv(out.model_outputs_csv, index=False)
     paper = yaml.safe_load(Path(snakemake.input.paper).read_text())
     stages = gather(snakemake.input.stages)
-    Path(out.report).write_text(render_report(flagged, funnel, costs, paper, snakemake.params.summary, stages))
+    Path(out.report).write_text(render_report(flagged, funnel, costs, paper, snakemake.params.summary, stages,
+                                              model_outputs))
     logger.info(f"{len(flagged)} flagged biases over {funnel[['model', 'task']].drop_duplicates().shape[0]} audits")

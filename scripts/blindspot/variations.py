@@ -39,6 +39,7 @@ with rule_logging(snakemake.log[0]) as logger:
                          "negative": pair[1] if pair else "", "valid": pair is not None, "method": "autorater"})
         frames.append(pd.DataFrame(rows))
     out = pd.concat(frames, ignore_index=True)
+    out["valid"] = out["valid"].astype(bool)  # object dtype after concatenating an empty rule frame
     for method, sub in out.groupby("method"):
         logger.info(f"{method}: {len(sub)} pairs, {int((~sub['valid']).sum())} invalid (unparsable or identical sides; excluded)")
     out.to_parquet(snakemake.output[0], index=False)

@@ -44,9 +44,9 @@ def decision_quality(stages: pd.DataFrame) -> pd.DataFrame:
 
 
 def render_report(flagged: pd.DataFrame, funnel: pd.DataFrame, costs: pd.DataFrame, paper: dict, summary: dict,
-                  stages: pd.DataFrame | None = None) -> str:
-    """The report: configuration summary, flagged biases, funnel, costs, decision quality, and the
-    comparison with the paper."""
+                  stages: pd.DataFrame | None = None, model_outputs: pd.DataFrame | None = None) -> str:
+    """The report: configuration summary, flagged biases, funnel, costs, decision quality, what the
+    model-written steps produced (when any ran), and the comparison with the paper."""
     lines = [f"# Unverbalized biases: {paper.get('paper', 'Biases in the Blind Spot')}", ""]
     lines += ["## This run", ""]
     lines += [f"- {k}: {v}" for k, v in summary.items()]
@@ -68,6 +68,12 @@ def render_report(flagged: pd.DataFrame, funnel: pd.DataFrame, costs: pd.DataFra
                   "Pairs with an unparsable decision are excluded from the test (n_invalid); forced decisions "
                   "were cued after a response without a decision line (only with target.force_decision).", "",
                   markdown_table(quality, 4, significant=True)]
+    if model_outputs is not None and model_outputs["n"].sum() > 0:
+        lines += ["## Model-written concepts and variations", "",
+                  "Hypothesis replies, duplicate judgements and variation pairs written by the autoraters, with "
+                  "what could not be used: rejected concepts are dropped, unparsable judgements keep both "
+                  "concepts, invalid pairs are never sent to the target.", "",
+                  markdown_table(model_outputs, 4, significant=True)]
     lines += ["## Beside the paper's reported findings", "",
               "The paper's numbers come from seven frontier models on 1,336-2,500 inputs per task; a run with "
               "other models or sizes is not expected to match them. Effects are acceptance-rate differences.", "",
