@@ -12,11 +12,13 @@ from pathlib import Path
 
 import pandas as pd
 
-TOKENS_RE = re.compile(r"generated_tokens=(\d+)")
+# only the closing lines: a job may log other counters named alike (e.g. the engine's stats)
+TOKENS_RE = re.compile(r": finished, generated_tokens=(\d+)")
 
 
 def generated_tokens(log_path: Path) -> int | None:
-    """Sum of ``generated_tokens=N`` over a job log's closing lines (None when the log has none)."""
+    """Sum of ``generated_tokens=N`` over a job log's ``<label>: finished, ...`` closing lines (a job
+    that runs several batches closes each); None when the log has none."""
     if not log_path.exists():
         return None
     found = [int(m.group(1)) for m in TOKENS_RE.finditer(log_path.read_text(errors="replace"))]
