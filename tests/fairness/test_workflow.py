@@ -3,6 +3,7 @@ import pandas as pd
 import pytest
 
 from tests.helpers import run_snakemake, tiny_config
+from thinkbias.report.benchmarks import benchmark_table
 
 pytestmark = pytest.mark.slow
 
@@ -35,5 +36,10 @@ def test_embedded_end_to_end(workflow_dir, embedded_model):
         assert f3.groupby("k").n.sum().eq(parse.N).all() and f3.k.max() == 10
     cost = pd.read_csv(out / "cost.csv").iloc[0]
     assert cost.requests == 8 and cost.generated_tokens > 0
+    # each generation job's log closes with the engine's token count, which the benchmark table reads
+    jobs = benchmark_table(workflow_dir / "results/benchmarks", workflow_dir / "logs")
+    gen_jobs = jobs[(jobs["study"] == "fairness") & jobs["job"].str.startswith("generate/")]
+    assert {j.split("/")[3] for j in gen_jobs["job"]} == {"think", "nothink"}
+    assert gen_jobs["generated_tokens"].sum() == cost.generated_tokens
     report = (out / "report.md").read_text()
     assert "different model" in report and "Probing cost" in report

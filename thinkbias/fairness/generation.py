@@ -151,7 +151,7 @@ def generate_and_probe_arm(engine, prompts: pd.DataFrame, arm: str, think_budget
         if Ks is None:
             gens = run_requests(engine, reqs, logger)
         else:
-            progress = Progress(len(reqs), logger, label="generate+score")
+            progress = Progress(len(reqs), logger, label="generate+score", engine=engine)
             logger.info("generate+score: %d requests on model %s", len(reqs), spec.id)
             counter, gens = _ProbeCounter(engine), []
             n_ans = engine.count_tokens(ANSWER_CUE)
@@ -167,7 +167,7 @@ def generate_and_probe_arm(engine, prompts: pd.DataFrame, arm: str, think_budget
                 counter.last = _evaluated(engine)
                 gens.append(g)
                 progress.update(g)
-            logger.info("generate: finished, generated_tokens=%d cached=%d", progress.tokens, progress.cached)
+            progress.finish()
         return pd.DataFrame([_gen_row(r, arm, q, g) for r, q, g in zip(rows, reqs, gens)], columns=GEN_COLUMNS), \
             pd.DataFrame(probes)
 
@@ -179,7 +179,7 @@ def generate_and_probe_arm(engine, prompts: pd.DataFrame, arm: str, think_budget
         index = {f: i for i, f in enumerate(fractions)}
         cue = probe_cue(spec.think_close)
         cue_tokens = engine.count_tokens(cue)
-        progress = Progress(len(reqs), logger, label="generate+probe")
+        progress = Progress(len(reqs), logger, label="generate+probe", engine=engine)
         logger.info("generate+probe: %d requests on model %s, %d depths per trace", len(reqs), spec.id,
                     len(fractions))
         counter, spent = _ProbeCounter(engine), [0] * len(reqs)
@@ -189,7 +189,7 @@ def generate_and_probe_arm(engine, prompts: pd.DataFrame, arm: str, think_budget
             progress.update(g)
 
         pairs = engine.generate_and_probe_many(reqs, [float(f) for f in fractions], cue, YES_NO, on_result=done)
-        logger.info("generate: finished, generated_tokens=%d cached=%d", progress.tokens, progress.cached)
+        progress.finish()
         gens = [g for g, _ in pairs]
         n_cuts = [len(union_cuts(engine.count_tokens(g.thinking) if g.thinking else 0, Ks)) for g in gens]
         spent = _attribute(spent, n_cuts)
