@@ -26,6 +26,7 @@ from typing import Callable, Mapping, Sequence
 
 from thinkbias.llm.base import CachedEngine
 from thinkbias.llm.candidates import scores_from_top_logprobs
+from thinkbias.llm.strict_schema import strict_schema
 from thinkbias.llm.thinking import split_thinking
 from thinkbias.llm.types import CandidateScores, Generation, ModelSpec, Request
 
@@ -142,7 +143,8 @@ def chat_kwargs(spec: ModelSpec, request: Request) -> dict:
         kw["stop"] = list(s.stop)[:4]
     if s.json_schema is not None:
         kw["response_format"] = {"type": "json_schema",
-                                 "json_schema": {"name": "answer", "schema": s.json_schema, "strict": True}}
+                                 "json_schema": {"name": "answer", "schema": strict_schema(s.json_schema),
+                                                 "strict": True}}
     if extra_body(spec):
         kw["extra_body"] = extra_body(spec)
     return kw
