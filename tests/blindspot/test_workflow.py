@@ -28,7 +28,7 @@ def test_embedded_model_end_to_end(workflow_dir, embedded_model):
     assert chain[-1]["done"] and not any(d["done"] for d in chain[:-1])
     assert chain[0]["n_inputs"] == 4                    # 2 clusters x k0 = 2
     stages = pd.read_csv(audit / "stages.csv")
-    funnel = pd.read_csv(res / "tables/funnel.csv").fillna({"stage": ""})
+    funnel = pd.read_csv(res / "tables/funnel.csv", dtype={"stage": str}).fillna({"stage": ""})
     entry = json.loads((audit / "baseline_entry.json").read_text())
     tested0 = funnel[(funnel["step"] == "tested") & (funnel["stage"].astype(str).str.startswith("0"))]["n_concepts"]
     assert int(tested0.iloc[0]) == len(entry["next_active"])
