@@ -12,7 +12,8 @@ import pytest
 import yaml
 
 from tests.helpers import REPO
-from thinkbias.models.awq import RECORD, AwqSettings, calibration_samples, publish, quantization_record
+from thinkbias.models.awq import (RECORD, AwqSettings, calibration_samples, publish, quantization_record,
+                                  usable_calibration)
 
 
 def test_settings_are_autoawq_quant_config_and_match_the_schema_defaults():
@@ -83,3 +84,11 @@ def test_publish_moves_everything_and_writes_the_record_last(tmp_path: Path):
     assert sorted(p.name for p in dest.iterdir()) == [RECORD, "model.safetensors"]
     assert json.loads((dest / RECORD).read_text()) == {"files": {"model.safetensors": "x"}}
     assert list(out.iterdir()) == []
+
+
+def test_usable_calibration_drops_long_lines_and_needs_one_block():
+    count = lambda text: len(text.split())  # noqa: E731  (one token per word)
+    samples = ["a b c", "d e f g h i j k", "l m"]
+    assert usable_calibration(samples, count, max_seq_len=5) == ["a b c", "l m"]
+    with pytest.raises(ValueError, match=r"2 of 3 fit in max_calib_seq_len=6 tokens and hold 5 tokens"):
+        usable_calibration(samples, count, max_seq_len=6)

@@ -12,6 +12,7 @@ import os
 import tempfile
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import Callable
 
 from thinkbias.models.hub import file_sha256
 
@@ -69,6 +70,19 @@ def calibration_samples(calib_data: str) -> str | list[str]:
     return samples
 
 
+def usable_calibration(samples: list[str], count_tokens: Callable[[str], int], max_seq_len: int) -> list[str]:
+    """The local calibration samples AutoAWQ will use: those of at most ``max_seq_len`` tokens (it
+    drops longer ones). Raises when they hold fewer than ``max_seq_len`` tokens in all, since
+    AutoAWQ would then have no complete block to calibrate on."""
+    usable = [s for s in samples if count_tokens(s) <= max_seq_len]
+    total = sum(count_tokens(s) for s in usable)
+    if total < max_seq_len:
+        raise ValueError(f"calibration samples: {len(usable)} of {len(samples)} fit in max_calib_seq_len="
+                         f"{max_seq_len} tokens and hold {total} tokens in all, fewer than one block of "
+                         f"{max_seq_len}: add text or shorten the lines")
+    return usable
+
+
 def quantization_record(source_dir: Path, out_dir: Path, settings: AwqSettings, quantizer: str) -> dict:
     """What a quantized snapshot was made from and of: the source's recorded commit, the settings
     (with the sha256 of a local calibration file), the quantizer's version and the sha256 of every
@@ -106,8 +120,11 @@ def quantize_awq(source_dir: Path, dest_dir: Path, settings: AwqSettings = AwqSe
     from transformers import AutoTokenizer
 
     calib_data = calibration_samples(settings.calib_data)  # before loading: a bad file fails fast
-    model = AutoAWQForCausalLM.from_pretrained(str(source_dir), low_cpu_mem_usage=True, use_cache=False)
     tokenizer = AutoTokenizer.from_pretrained(str(source_dir))
+    if isinstance(calib_data, list):
+        calib_data = usable_calibration(calib_data, lambda text: len(tokenizer(text).input_ids),
+                                        settings.max_calib_seq_len)
+    model = AutoAWQForCausalLM.from_pretrained(str(source_dir), low_cpu_mem_usage=True, use_cache=False)
     model.quantize(tokenizer, quant_config=settings.quant_config(), calib_data=calib_data,
                    max_calib_samples=settings.max_calib_samples, max_calib_seq_len=settings.max_calib_seq_len)
     with tempfile.TemporaryDirectory(dir=dest_dir.parent, prefix=f".{dest_dir.name}-") as tmp:
