@@ -130,3 +130,31 @@ def test_local_calibration_file_is_an_input_of_the_quantize_rule(workflow_dir):
     out = proc.stdout + proc.stderr
     block = out[out.index("rule quantize_gemma_2_27b_it_awq:"):]
     assert "resources/calibration.txt" in block.split("output:")[0]
+
+
+SCHEMA_KEYWORDS = {"$schema", "type", "default", "description", "properties", "items", "enum", "minimum", "maximum",
+                   "exclusiveMinimum", "exclusiveMaximum", "additionalProperties", "required", "pattern", "minItems",
+                   "maxItems", "propertyNames", "oneOf", "anyOf", "allOf", "const", "minLength", "maxLength"}
+
+
+def schema_nodes(node, path=""):
+    """Every subschema (a dict that is not a ``properties`` map) with its path."""
+    if isinstance(node, dict):
+        if not path.endswith("properties"):
+            yield path, node
+        for key, value in node.items():
+            if key not in ("default", "enum", "const"):  # values, not subschemas
+                yield from schema_nodes(value, f"{path}.{key}")
+    elif isinstance(node, list):
+        for i, value in enumerate(node):
+            yield from schema_nodes(value, f"{path}[{i}]")
+
+
+@pytest.mark.parametrize("name", ["config.schema.yaml", "models.schema.yaml"])
+def test_schema_nodes_use_only_json_schema_keywords(name):
+    """Catches YAML slips such as an unquoted comma in a flow-style description, which silently cuts
+    the description and adds a junk key."""
+    schema = load_schema(REPO / "config/schema" / name)
+    odd = [(path, sorted(set(node) - SCHEMA_KEYWORDS)) for path, node in schema_nodes(schema)
+           if set(node) - SCHEMA_KEYWORDS]
+    assert not odd, odd
