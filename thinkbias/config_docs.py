@@ -1,0 +1,115 @@
+"""config/README.md: the configuration reference, written from the schema and the embedded default.
+
+Every key of config/schema/ (and of one model registry entry) gets a row: its path, type, schema
+default, the value config/config.yaml gives it where that differs, and its description. The
+reference is generated so it cannot drift from the schema:
+
+    python -m thinkbias.config_docs .      # rewrite config/README.md
+
+and a test checks that the committed file is current.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any, Iterator
+
+import pandas as pd
+import yaml
+
+from thinkbias.config import load_schema
+from thinkbias.report.markdown import markdown_table
+
+MISSING = object()
+INTRO = """# Configuration reference
+
+*Generated from `config/schema/` and `config/config.yaml` by `python -m thinkbias.config_docs .`;
+do not edit by hand.*
+
+A run reads `config/config.yaml` (the embedded default: offline, CPU, every study in miniature) and
+any file given with `--configfile`, which overrides it key by key. The full configurations are
+`config/fairness-full.yaml`, `config/fairness-appendix-d.yaml`, `config/position-full.yaml` and
+`config/blindspot-full.yaml`. Every key below is validated against the schema before anything runs:
+an unknown key or a wrong type stops the run with a message naming the key; a missing key takes its
+default. Single keys can also be set on the command line, e.g.
+`snakemake --config shard_size=8`.
+
+Columns: the key (`a.b` for nesting, `a[].b` for the keys of each item of a list), its type, the
+schema default, the value `config/config.yaml` sets where it differs from that default, and what it
+means.
+"""
+
+
+def type_name(node: dict) -> str:
+    """A short type label: ``integer``, ``string | null``, ``list of string``, ``one of a, b``."""
+    if "enum" in node:
+        return "one of " + ", ".join(str(v) for v in node["enum"])
+    kind = node.get("type", "any")
+    label = " | ".join(kind) if isinstance(kind, list) else kind
+    if kind == "array" and isinstance(node.get("items"), dict):
+        inner = node["items"]
+        return "list of " + ("objects" if inner.get("type") == "object" else type_name(inner))
+    return label
+
+
+def show(value: Any) -> str:
+    """A value as it would be written in YAML flow style (empty for a missing value)."""
+    if value is MISSING:
+        return ""
+    return json.dumps(value, ensure_ascii=False)
+
+
+def key_rows(schema: dict, config: Any = MISSING, prefix: str = "") -> Iterator[dict]:
+    """One row per key under ``schema`` (depth first), with the config's value where given."""
+    for key, node in schema.get("properties", {}).items():
+        path = f"{prefix}{key}"
+        value = config.get(key, MISSING) if isinstance(config, dict) else MISSING
+        default = node.get("default", MISSING)
+        nested = "properties" in node
+        items = node.get("items") if node.get("type") == "array" else None
+        yield {"key": f"`{path}`", "type": type_name(node),
+               "default": "" if nested else show(default),
+               "config.yaml": "" if nested or value is MISSING or value == default else show(value),
+               "description": " ".join(str(node.get("description", "")).split())}
+        if nested:
+            yield from key_rows(node, value if value is not MISSING else {}, f"{path}.")
+        elif isinstance(items, dict) and "properties" in items:
+            yield from key_rows(items, MISSING, f"{path}[].")
+
+
+def section(title: str, rows: list[dict]) -> str:
+    """A titled Markdown table of key rows."""
+    return f"## {title}\n\n" + markdown_table(pd.DataFrame(rows))
+
+
+def config_reference(root: Path) -> str:
+    """The whole reference for the repository at ``root``."""
+    schema = load_schema(root / "config/schema/config.schema.yaml")
+    config = yaml.safe_load((root / "config/config.yaml").read_text())
+    parts = [INTRO]
+    top = {k: v for k, v in schema["properties"].items() if "properties" not in v}
+    parts.append(section("Run-wide keys", list(key_rows({"properties": top}, config))))
+    for key, node in schema["properties"].items():
+        if key in top:
+            continue
+        about = " ".join(str(node.get("description", "")).split())
+        rows = list(key_rows(node, config.get(key, {}), f"{key}."))
+        parts.append(section(f"`{key}`", rows).replace("\n\n", f"\n\n{about}\n\n", 1))
+    models = yaml.safe_load((root / "config/schema/models.schema.yaml").read_text())
+    about = " ".join(str(models.get("description", "")).split())
+    parts.append(section("Model registry entry (`config/models.yaml`)", list(key_rows(models)))
+                 .replace("\n\n", f"\n\n{about}\n\n", 1))
+    return "\n".join(parts)
+
+
+def main(argv: list[str]) -> int:
+    """Write config/README.md for the repository given as the only argument."""
+    root = Path(argv[0] if argv else ".")
+    (root / "config/README.md").write_text(config_reference(root))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
