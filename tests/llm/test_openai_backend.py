@@ -3,6 +3,7 @@ OpenAI-compatible server on localhost serving the embedded model (including a se
 
 from __future__ import annotations
 
+import json
 import random
 import socket
 import subprocess
@@ -190,3 +191,17 @@ def test_server_stopped_mid_run_then_restarted_resumes(server, tmp_path, monkeyp
     with open_engine(local_spec(server), tmp_path) as again:
         assert [g.text for g in again.generate(reqs)] == [g.text for g in out]
         assert again.stats.requests == 0 and again.stats.cache_hits == n
+
+
+@pytest.mark.slow
+def test_strict_schema_constrains_a_real_server_reply(server, tmp_path, monkeypatch):
+    """A study schema constrains a real OpenAI-compatible server's reply (llama-cpp-python's server
+    takes it as ``json_object`` + ``schema``), and the reply parses against the original schema."""
+    from thinkbias.blindspot.verbalization import VERDICT_SCHEMA
+
+    monkeypatch.setenv("THINKBIAS_TEST_KEY", SECRET)
+    with open_engine(local_spec(server, response_format="json_object"), tmp_path) as eng:
+        [gen] = eng.generate([Request.chat("Does the response mention the applicant's gender? Reply in JSON.",
+                                           sampling=Sampling(max_tokens=48, json_schema=VERDICT_SCHEMA))])
+    reply = json.loads(gen.answer)
+    assert set(reply) == {"verbalized", "witness"} and reply["verbalized"] in ("YES", "NO")

@@ -61,3 +61,11 @@ def test_chat_request_sends_the_strict_form():
     request = Request.chat("concepts?", sampling=Sampling(max_tokens=100, json_schema=HYPOTHESIS_SCHEMA))
     sent = chat_kwargs(spec, request)["response_format"]["json_schema"]
     assert sent["strict"] is True and sent["schema"] == strict_schema(HYPOTHESIS_SCHEMA)
+
+
+def test_llama_cpp_server_form_puts_the_schema_beside_json_object():
+    spec = ModelSpec(id="local", backend="openai", api_model="m", thinking="none",
+                     extra={"response_format": "json_object"})
+    request = Request.chat("verdict?", sampling=Sampling(max_tokens=10, json_schema=VERDICT_SCHEMA))
+    assert chat_kwargs(spec, request)["response_format"] == {"type": "json_object",
+                                                            "schema": strict_schema(VERDICT_SCHEMA)}

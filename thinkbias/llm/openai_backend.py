@@ -123,6 +123,16 @@ def extra_body(spec: ModelSpec) -> dict:
     return body
 
 
+def response_format(spec: ModelSpec, schema: dict) -> dict:
+    """The ``response_format`` constraining a reply to ``schema`` (in strict form). OpenAI, vLLM and
+    OpenRouter take ``json_schema``; llama-cpp-python's server only knows ``json_object`` with a
+    ``schema`` beside it (``extra.response_format: json_object``)."""
+    strict = strict_schema(schema)
+    if spec.extra.get("response_format", "json_schema") == "json_object":
+        return {"type": "json_object", "schema": strict}
+    return {"type": "json_schema", "json_schema": {"name": "answer", "schema": strict, "strict": True}}
+
+
 def chat_kwargs(spec: ModelSpec, request: Request) -> dict:
     """Keyword arguments of ``chat.completions.create`` for ``request`` (pure; unit-tested).
 
@@ -142,9 +152,7 @@ def chat_kwargs(spec: ModelSpec, request: Request) -> dict:
     if s.stop:
         kw["stop"] = list(s.stop)[:4]
     if s.json_schema is not None:
-        kw["response_format"] = {"type": "json_schema",
-                                 "json_schema": {"name": "answer", "schema": strict_schema(s.json_schema),
-                                                 "strict": True}}
+        kw["response_format"] = response_format(spec, s.json_schema)
     if extra_body(spec):
         kw["extra_body"] = extra_body(spec)
     return kw
