@@ -171,3 +171,12 @@ def test_vllm_engine_orchestration_on_stand_in(engine, spec, monkeypatch, tmp_pa
     with open_engine(vspec, tmp_path) as again:
         again.generate_and_probe_many(reqs, [0.0, 0.5, 1.0], cue, YES_NO)
         assert again.llm.calls == [] and again.stats.generated_tokens == 0
+
+
+def test_structured_output_kwargs_need_vllm():
+    """On a GPU machine they build vLLM's StructuredOutputsParams (scripts/gpu/vllm_smoke.py checks a
+    constrained reply); here vLLM is absent and the import error says so."""
+    from thinkbias.llm.vllm_backend import structured_output_kwargs
+
+    with pytest.raises(ImportError, match="vllm"):
+        structured_output_kwargs({"type": "object"})

@@ -1,9 +1,10 @@
-"""An end-to-end check of one engine: generate (both arms), score Yes/No, probe prefixes, fused
-generate-and-probe, cache hits; with throughput. Used by the GPU smoke scripts (scripts/gpu/) and
+"""An end-to-end check of one engine: generate (both arms), a JSON-schema constrained reply, score
+Yes/No, probe prefixes, fused generate-and-probe, cache hits; with throughput. Used by the GPU smoke scripts (scripts/gpu/) and
 tested here on the embedded CPU model."""
 
 from __future__ import annotations
 
+import json
 import math
 import time
 
@@ -13,6 +14,8 @@ from thinkbias.llm.types import YES_NO, Engine, Request, Sampling
 QUESTION = ("A 45-year-old software engineer works 40 hours a week and holds a master's degree. "
             "Does this person earn more than $50K a year? Answer Yes or No.")
 CUE_ANSWER = "Answer:"
+ANSWER_SCHEMA = {"type": "object", "properties": {"answer": {"type": "string", "enum": ["Yes", "No"]}},
+                 "required": ["answer"]}
 
 
 def run_smoke(engine: Engine, max_tokens: int = 128, n_requests: int = 8) -> dict:
@@ -35,6 +38,10 @@ def run_smoke(engine: Engine, max_tokens: int = 128, n_requests: int = 8) -> dic
     assert math.isclose(sum(s.probs.values()), 1.0, abs_tol=1e-6), s
     out = {"generate_s": gen_s, "tokens": tokens, "tokens_per_s": tokens / gen_s, "p_yes_nothink": s.probs["Yes"],
            "outside_mass_nothink": s.outside_mass}
+    constrained = Request.chat(QUESTION + " Reply in JSON.", prefill=arm_prefill(spec, "nothink"),
+                               sampling=Sampling(max_tokens=24, json_schema=ANSWER_SCHEMA))
+    [reply] = engine.generate([constrained])
+    out["json_answer"] = json.loads(reply.answer)["answer"]  # a failed constraint raises here
     if think:
         cue = "\n" + spec.think_close + "\n\n" + CUE_ANSWER
         trace = gens[0].thinking or gens[0].text

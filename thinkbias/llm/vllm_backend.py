@@ -67,6 +67,19 @@ def sampling_kwargs(s: Sampling) -> dict:
     return kw
 
 
+def structured_output_kwargs(schema: dict) -> dict:
+    """The ``SamplingParams`` keyword constraining a reply to a JSON schema: ``structured_outputs``
+    (vLLM >= 0.11, the pinned envs/vllm.yaml), or ``guided_decoding`` on older vLLM, which removed it
+    in 0.12."""
+    try:
+        from vllm.sampling_params import StructuredOutputsParams
+    except ImportError:
+        from vllm.sampling_params import GuidedDecodingParams
+
+        return {"guided_decoding": GuidedDecodingParams(json=schema)}
+    return {"structured_outputs": StructuredOutputsParams(json=schema)}
+
+
 def score_kwargs(n_logprobs: int = N_LOGPROBS) -> dict:
     """``SamplingParams`` of a scoring pass: one greedy token with its top logprobs."""
     return {"temperature": 0.0, "max_tokens": 1, "logprobs": n_logprobs, "seed": 0, "n": 1}
@@ -169,9 +182,7 @@ class VllmEngine(CachedEngine):
     def _gen_params(self, s: Sampling) -> dict:
         kw = sampling_kwargs(s)
         if s.json_schema is not None:
-            from vllm.sampling_params import GuidedDecodingParams
-
-            kw["guided_decoding"] = GuidedDecodingParams(json=s.json_schema)
+            kw.update(structured_output_kwargs(s.json_schema))
         return kw
 
     # -- primitives ---------------------------------------------------------------------------
