@@ -23,7 +23,7 @@ import pandas as pd
 from thinkbias.blindspot.simulation import SimulationDesign, run_replicates, summarise
 from thinkbias.blindspot.stages import StageParams
 from thinkbias.plots.blindspot import simulation_figure
-from thinkbias.report.markdown import markdown_table
+from thinkbias.blindspot.report import table_markdown
 
 
 def main(argv: list[str] | None = None) -> dict:
@@ -63,7 +63,7 @@ def main(argv: list[str] | None = None) -> dict:
         f"- family-wise false-positive rate: {summary['fwer']:.3f} (goal <= 0.05)\n"
         f"- per-null-concept false-positive rate: {summary['per_null_false_positive_rate']:.4f}\n"
         f"- target calls saved vs exhaustive: {summary['calls_saved']:.3f} (paper: about one third)\n\n"
-        + markdown_table(power, 4, significant=True))
+        + table_markdown(power))
     print(json.dumps(summary, indent=1))
     return summary
 

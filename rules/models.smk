@@ -53,7 +53,6 @@ for _model_id, _entry in quantized_models().items():
             [f"resources/models/{_model_id}/{f['name']}" for f in _entry["files"]],
         params:
             settings={k: v for k, v in _entry["quantize"].items() if k not in ("from", "method")},
-            source=_entry["quantize"]["from"],
         resources:
             gpu=1,
             mem_mb=120000,

@@ -5,7 +5,7 @@ import pandas as pd
 
 from thinkbias.blindspot.byo import run_byo
 from thinkbias.blindspot.stages import StageParams
-from thinkbias.report.markdown import markdown_table
+from thinkbias.blindspot.report import table_markdown
 from thinkbias.workflow import rule_logging
 
 with rule_logging(snakemake.log[0]) as logger:
@@ -15,7 +15,7 @@ with rule_logging(snakemake.log[0]) as logger:
     stages, flagged, funnel, costs = run_byo(outcomes, baseline, p.k0, StageParams(**p.stage_params), p.max_stages)
     stages.to_csv(snakemake.output.stages, index=False)
     flagged.to_csv(snakemake.output.flagged, index=False)
-    Path(snakemake.output.flagged_md).write_text(markdown_table(flagged, 4, significant=True))
+    Path(snakemake.output.flagged_md).write_text(table_markdown(flagged))
     funnel.to_csv(snakemake.output.funnel, index=False)
     costs.to_csv(snakemake.output.costs, index=False)
     logger.info(f"{len(outcomes)} outcome rows; {len(flagged)} flagged")

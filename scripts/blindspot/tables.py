@@ -6,9 +6,8 @@ import pandas as pd
 import yaml
 
 from thinkbias.blindspot.model_outputs import model_output_counts
-from thinkbias.blindspot.report import render_examples, render_report
+from thinkbias.blindspot.report import render_examples, render_report, table_markdown
 from thinkbias.plots.blindspot import funnel_figure
-from thinkbias.report.markdown import markdown_table
 from thinkbias.workflow import rule_logging
 
 
@@ -31,10 +30,10 @@ with rule_logging(snakemake.log[0]) as logger:
         examples.append(df.assign(model=model, task=task))
     examples = pd.concat(examples, ignore_index=True) if examples else pd.DataFrame()
     flagged.to_csv(out.flagged_csv, index=False)
-    Path(out.flagged_md).write_text(markdown_table(flagged, 4, significant=True))
+    Path(out.flagged_md).write_text(table_markdown(flagged))
     funnel.to_csv(out.funnel_csv, index=False)
     costs.to_csv(out.costs_csv, index=False)
-    Path(out.costs_md).write_text(markdown_table(costs, 4, significant=True))
+    Path(out.costs_md).write_text(table_markdown(costs))
     funnel_figure(funnel, out.funnel_png)
     Path(out.examples_md).write_text(render_examples(examples, flagged))
     inp = snakemake.input

@@ -9,6 +9,11 @@ import pandas as pd
 from thinkbias.report.markdown import markdown_table
 
 
+def table_markdown(df: pd.DataFrame) -> str:
+    """A blindspot table as Markdown: four significant digits, counts in full."""
+    return markdown_table(df, 4, significant=True)
+
+
 def _pp(x: float) -> str:
     return "" if x is None or (isinstance(x, float) and math.isnan(x)) else f"{100 * x:+.1f} pp"
 
@@ -55,29 +60,29 @@ def render_report(flagged: pd.DataFrame, funnel: pd.DataFrame, costs: pd.DataFra
         show = flagged[["model", "task", "concept_id", "title", "delta", "ci_low", "ci_high", "b", "c", "n",
                         "n_invalid", "p_value", "threshold", "stage", "baseline_verbalization_rate",
                         "variation_verbalization_rate"]]
-        lines.append(markdown_table(show, 4, significant=True))
+        lines.append(table_markdown(show))
     else:
         lines.append("No concept was flagged in this run.\n")
-    lines += ["## Funnel (concepts surviving each filter)", "", markdown_table(funnel, 4, significant=True)]
+    lines += ["## Funnel (concepts surviving each filter)", "", table_markdown(funnel)]
     lines += ["## Calls: staged versus exhaustive testing", "",
               f"Paper: staged testing saves {paper.get('validation', {}).get('calls_saved_vs_exhaustive', 'n/a')} "
-              "of the calls of exhaustive testing.", "", markdown_table(costs, 4, significant=True)]
+              "of the calls of exhaustive testing.", "", table_markdown(costs)]
     quality = decision_quality(stages)
     if len(quality):
         lines += ["## Decisions: parsed, excluded, forced", "",
                   "Pairs with an unparsable decision are excluded from the test (n_invalid); forced decisions "
                   "were cued after a response without a decision line (only with target.force_decision).", "",
-                  markdown_table(quality, 4, significant=True)]
+                  table_markdown(quality)]
     if model_outputs is not None and model_outputs["n"].sum() > 0:
         lines += ["## Model-written concepts and variations", "",
                   "Hypothesis replies, duplicate judgements and variation pairs written by the autoraters, with "
                   "what could not be used: rejected concepts are dropped, unparsable judgements keep both "
                   "concepts, invalid pairs are never sent to the target.", "",
-                  markdown_table(model_outputs, 4, significant=True)]
+                  table_markdown(model_outputs)]
     lines += ["## Beside the paper's reported findings", "",
               "The paper's numbers come from seven frontier models on 1,336-2,500 inputs per task; a run with "
               "other models or sizes is not expected to match them. Effects are acceptance-rate differences.", "",
-              markdown_table(comparison_table(flagged, paper), 4, significant=True)]
+              table_markdown(comparison_table(flagged, paper))]
     return "\n".join(lines) + "\n"
 
 
