@@ -74,8 +74,9 @@ def usable_calibration(samples: list[str], count_tokens: Callable[[str], int], m
     """The local calibration samples AutoAWQ will use: those of at most ``max_seq_len`` tokens (it
     drops longer ones). Raises when they hold fewer than ``max_seq_len`` tokens in all, since
     AutoAWQ would then have no complete block to calibrate on."""
-    usable = [s for s in samples if count_tokens(s) <= max_seq_len]
-    total = sum(count_tokens(s) for s in usable)
+    lengths = [count_tokens(s) for s in samples]  # each sample tokenized once
+    usable = [s for s, n in zip(samples, lengths) if n <= max_seq_len]
+    total = sum(n for n in lengths if n <= max_seq_len)
     if total < max_seq_len:
         raise ValueError(f"calibration samples: {len(usable)} of {len(samples)} fit in max_calib_seq_len="
                          f"{max_seq_len} tokens and hold {total} tokens in all, fewer than one block of "
