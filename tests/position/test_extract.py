@@ -2,6 +2,7 @@
 
 import pytest
 
+from tests.position.fallback_texts import COMMITTING, LETTERS, committing_cases, negative_cases
 from thinkbias.position.extract import cascade_answer, extract_final_answer, letter_frequency_answer
 
 CASES = [
@@ -40,13 +41,37 @@ def test_fallback_counts_standalone_letters_in_the_response():
 
 
 def test_fallback_ignores_article_a_and_words():
-    assert letter_frequency_answer("A cat sat. A dog ran. Both are in B") == "B"
+    assert letter_frequency_answer("A cat sat. A dog ran. Then I go with B") == "B"
     assert letter_frequency_answer("A is right, surely") == "A"
     assert letter_frequency_answer("ABC DEF") is None
 
 
 def test_fallback_tie_goes_to_latest():
-    assert letter_frequency_answer("B or C") == "C"
+    assert letter_frequency_answer("Maybe B. Maybe C.") == "C"
+    assert letter_frequency_answer("B or C") is None  # a hedge names no choice
+
+
+def test_fallback_recovers_every_letter_equally():
+    """Each committing sentence is recovered with every letter, so recovery is the same per letter."""
+    recovered = {letter: 0 for letter in LETTERS}
+    for text, letter in committing_cases():
+        found = extract_final_answer(text, text)
+        assert found.status == "fallback", text
+        recovered[letter] += found.letter == letter
+    n = len(COMMITTING)
+    assert n >= 40
+    assert recovered == {letter: n for letter in LETTERS}
+
+
+@pytest.mark.parametrize("text", negative_cases())
+def test_fallback_leaves_restatements_names_and_rejections_unparsed(text):
+    assert extract_final_answer(text, text).status == "none"
+
+
+def test_fallback_reads_an_answer_beside_a_restatement():
+    text = "A. 12 metres\nB. 15 metres\nC. 18 metres\nD. 21 metres\nI'd go with C here."
+    assert letter_frequency_answer(text) == "C"
+    assert letter_frequency_answer("The correct answer is B) Paris") == "B"
 
 
 def test_fallback_region_is_last_400_chars_without_response():

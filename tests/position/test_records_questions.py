@@ -41,5 +41,15 @@ def test_records_and_questions():
     assert q.loc["q2", "accuracy"] == 1.0 and q.loc["q2", "n_extracted"] == 3
     s = configuration_summary(rec, q.reset_index()).iloc[0]
     assert s["extraction_rate"] == pytest.approx(7 / 8) and s["n_unparsed"] == 1 and s["n_records"] == 8
+    assert s["extraction_rate_with_fallback"] == pytest.approx(7 / 8) and s["n_fallback"] == 0
     assert s["pbs"] == pytest.approx((q.loc["q1", "pbs"] + q.loc["q2", "pbs"]) / 2)
     assert s["n_questions"] == 2
+
+
+def test_summary_puts_the_cascade_rate_beside_the_rate_with_fallback():
+    gens = _gens()
+    gens.loc[gens.index[-1], "full_text"] = "no idea, but I would go for B here"
+    rec = extract_records(gens)
+    s = configuration_summary(rec, question_metrics(rec)).iloc[0]
+    assert s["extraction_rate"] == pytest.approx(7 / 8)  # Appendix B: the cascade yields a letter
+    assert s["extraction_rate_with_fallback"] == pytest.approx(1.0) and s["n_fallback"] == 1 and s["n_unparsed"] == 0
