@@ -2,14 +2,19 @@
 
 import math
 
+import mpmath
 import numpy as np
 import pandas as pd
 import pytest
+from scipy import stats
 
 from thinkbias.position.tables import (
     length_predictor, partial_correlation_table, quartile_table, robustness_table, significance_stars,
     wilcoxon_table,
 )
+from thinkbias.position.pbs import position_bias_score
+from thinkbias.position.questions import question_metrics
+from thinkbias.position.records import extract_records
 from thinkbias.stats.partial_corr import partial_correlation
 
 
@@ -74,3 +79,62 @@ def test_wilcoxon_one_sided_exact():
 
 def test_significance_stars():
     assert [significance_stars(p) for p in (0.2, 0.04, 0.004, 1e-5, math.nan)] == ["", "*", "**", "***", ""]
+
+
+def _answer_records(answers_by_config: dict[str, list[list[str | None]]]) -> pd.DataFrame:
+    """Generations whose texts state the given answers (None: nothing to extract), through extraction."""
+    rows = []
+    for mode, questions in answers_by_config.items():
+        for q, answers in enumerate(questions):
+            for s, a in enumerate(answers):
+                rows.append({"benchmark": "mmlu", "model": "m", "mode": mode, "question_id": f"q{q}", "permutation": s,
+                             "correct_position": "A", "full_text": f"The answer is ({a})." if a else "no idea"})
+    return extract_records(pd.DataFrame(rows))
+
+
+def _exact_pbs(answers: list[str | None]) -> mpmath.mpf:
+    """Eq. 1 at 50 digits from the answers, independently of thinkbias.position.pbs."""
+    with mpmath.workdps(50):
+        given = [a for a in answers if a]
+        p = [mpmath.mpf(given.count(x)) / len(given) for x in "ABCD"]
+        return mpmath.sqrt(mpmath.fsum((v - mpmath.mpf(1) / 4) ** 2 for v in p))
+
+
+def test_wilcoxon_counts_tied_one_one_one_splits_as_ties():
+    """A 1-1-1 split has one PBS whichever position is empty: such pairs are zero differences."""
+    rng = np.random.default_rng(7)
+    letters = ["A", "B", "C", "D", None]
+    reasoning, reference = [], []
+    for q in range(60):
+        if q % 5 == 0:  # tied: the same split, a different empty position
+            reasoning.append(["A", "B", "C", None])
+            reference.append([None, "B", "C", "D"] if q % 2 else ["A", None, "C", "D"])
+        else:
+            reasoning.append(list(rng.choice(["A", "A", "B", "C", "D"], 4)))
+            reference.append([letters[i] for i in rng.integers(0, 5, 4)])
+            if not any(reference[-1]):
+                reference[-1][0] = "B"
+    questions = question_metrics(_answer_records({"reasoning": reasoning, "cot": reference}))
+    row = wilcoxon_table(questions, [{"reasoning": "m/reasoning", "reference": "m/cot"}]).iloc[0]
+
+    with mpmath.workdps(50):
+        exact = [float(_exact_pbs(r) - _exact_pbs(f)) for r, f in zip(reasoning, reference)]
+    assert sum(d == 0 for d in exact) >= 12
+    expected = stats.wilcoxon(exact, alternative="greater", zero_method="wilcox")
+    assert row["n_pairs"] == 60 and row["n_nonzero"] == sum(d != 0 for d in exact)
+    assert row["p_greater"] == pytest.approx(expected.pvalue, rel=1e-12)
+    assert row["statistic"] == pytest.approx(expected.statistic)
+    # the trap: PBS from float shares differs by 5.6e-17 between the two tied splits
+    shares = [np.array([1, 1, 1, 0]) / 3, np.array([0, 1, 1, 1]) / 3]
+    naive = [float(np.sqrt(np.sum((p - 0.25) ** 2))) for p in shares]
+    assert naive[0] != naive[1]
+    assert position_bias_score(["A", "B", "C", None]) == position_bias_score([None, "B", "C", "D"])
+
+
+def test_equal_bin_means_are_not_an_increase():
+    # 0.3 + 0.2 + 0.1 and 0.1 + 0.2 + 0.3 differ as floats; equal means are a violation, not a rise
+    q = pd.DataFrame({"benchmark": "b", "model": "m", "mode": "cot", "question_id": list("abcdef"),
+                      "length": [1, 2, 3, 4, 5, 6], "pbs": [0.3, 0.2, 0.1, 0.1, 0.2, 0.3], "accuracy": 0.5})
+    means = quartile_table(q, 2)["pbs"].tolist()
+    assert (0.1 + 0.2 + 0.3) != (0.3 + 0.2 + 0.1)
+    assert not robustness_table(q, (2,)).iloc[0]["monotonic"] and means[0] == pytest.approx(means[1])

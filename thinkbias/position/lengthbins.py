@@ -5,6 +5,8 @@ Bins are equal-frequency over questions ordered by mean trajectory length (ties 
 order, so every bin has floor or ceil of n / k questions). "Strictly monotonic" means every adjacent
 pair of bin means increases; ``first_violation`` is the 1-based index i of the first bin whose
 successor is not larger ("viol@i"); the end-point gradient is last-bin mean minus first-bin mean.
+"Larger" means by more than ``MEAN_TOLERANCE``, so two bins with the same mean PBS summed in a
+different order are not read as an increase.
 """
 
 from __future__ import annotations
@@ -13,6 +15,8 @@ import math
 
 import numpy as np
 import pandas as pd
+
+MEAN_TOLERANCE = 1e-12
 
 
 def equal_frequency_bins(values: pd.Series, k: int) -> pd.Series:
@@ -48,6 +52,6 @@ def monotonicity(means: list[float] | np.ndarray) -> tuple[bool, int | None, flo
     if len(m) < 2 or any(math.isnan(v) for v in m):
         return False, None, math.nan
     for i in range(len(m) - 1):
-        if not m[i + 1] > m[i]:
+        if not m[i + 1] > m[i] + MEAN_TOLERANCE:
             return False, i + 1, m[-1] - m[0]
     return True, None, m[-1] - m[0]

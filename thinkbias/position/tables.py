@@ -6,7 +6,10 @@ length and Spearman are options. Questions without PBS, or with zero length unde
 N is the count used.
 Table 3: k-bin robustness (Appendix C). Table 4: one-sided paired Wilcoxon signed-rank test of
 per-question PBS, reasoning configuration greater than the reference (Appendix D), paired by
-question id; zero differences are dropped (Wilcoxon's original treatment).
+question id; zero differences are dropped (Wilcoxon's original treatment). Differences are rounded
+to ``PBS_DECIMALS`` places before ranking, so PBS values that are equal up to float noise tie
+exactly (pbs.py already gives equal PBS the same float; the rounding keeps it so for values read
+back from a table or averaged elsewhere).
 """
 
 from __future__ import annotations
@@ -21,6 +24,8 @@ from scipy import stats
 from thinkbias.position.lengthbins import binned_means, monotonicity
 from thinkbias.position.questions import CONFIG_KEYS
 from thinkbias.stats.partial_corr import partial_correlation
+
+PBS_DECIMALS = 12  # distinct PBS values of up to 24 answers differ by far more than 1e-12
 
 
 def length_predictor(length: pd.Series, scale: str = "log") -> pd.Series:
@@ -101,11 +106,11 @@ def wilcoxon_table(questions: pd.DataFrame, pairs: Sequence[dict]) -> pd.DataFra
             if a.empty or b.empty:
                 continue
             m = a[["question_id", "pbs"]].merge(b[["question_id", "pbs"]], on="question_id", suffixes=("_r", "_ref")).dropna()
-            d = m["pbs_r"] - m["pbs_ref"]
+            d = (m["pbs_r"] - m["pbs_ref"]).round(PBS_DECIMALS)
             n_nonzero = int((d != 0).sum())
             stat, p = (math.nan, math.nan)
             if n_nonzero > 0:
-                res = stats.wilcoxon(m["pbs_r"], m["pbs_ref"], alternative="greater", zero_method="wilcox")
+                res = stats.wilcoxon(d.to_numpy(), alternative="greater", zero_method="wilcox")
                 stat, p = float(res.statistic), float(res.pvalue)
             rows.append({
                 "benchmark": bench, "reasoning": pair["reasoning"], "reference": pair["reference"],
