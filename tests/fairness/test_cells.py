@@ -6,7 +6,7 @@ import pandas as pd
 import pytest
 from statsmodels.stats.contingency_tables import mcnemar
 
-from thinkbias.fairness.cells import assign_cells, contingency_table, mcnemar_exact_log10_p
+from thinkbias.fairness.cells import assign_cells, contingency_table
 
 
 def pairs_from_cells(counts: dict[str, int], model="m", dataset="adult") -> pd.DataFrame:
@@ -45,9 +45,12 @@ def test_pooled_row_sums_settings():
     assert pooled.mcnemar_p == pytest.approx(mcnemar(np.array([[12, 3], [15, 1]]), exact=True).pvalue)
 
 
-def test_log10_p_beyond_float_range():
-    # b = 620, c = 3508 (the paper's pooled counts): p underflows double precision but log10 p is finite
-    lp = mcnemar_exact_log10_p(620, 3508)
-    assert lp < -485
-    assert mcnemar_exact_log10_p(10, 20) == pytest.approx(math.log10(mcnemar(np.array([[0, 10], [20, 0]]), exact=True).pvalue))
-    assert mcnemar_exact_log10_p(0, 0) == 0.0
+def test_pooled_row_of_the_paper_keeps_an_exact_finite_log10_p():
+    # b = 620, c = 3508 (the paper's pooled counts, p < 1e-485): p underflows a double, log10 p is
+    # the exact -485.605 (tests/stats/test_mcnemar.py checks it against integer arithmetic)
+    t = contingency_table(assign_cells(pairs_from_cells({"a": 10, "b": 620, "c": 3508, "d": 68})))
+    pooled = t[t.model == "pooled"].iloc[0]
+    assert pooled.mcnemar_p == 0.0
+    assert pooled.mcnemar_log10_p == pytest.approx(-485.6048358107389, abs=1e-6)
+    row = contingency_table(assign_cells(pairs_from_cells({"a": 1, "b": 10, "c": 20}))).iloc[0]
+    assert row.mcnemar_log10_p == pytest.approx(math.log10(mcnemar(np.array([[0, 10], [20, 0]]), exact=True).pvalue))

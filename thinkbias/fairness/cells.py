@@ -11,9 +11,8 @@ import math
 
 import numpy as np
 import pandas as pd
-from scipy import stats
 
-from thinkbias.stats.mcnemar import mcnemar_exact_p
+from thinkbias.stats.mcnemar import mcnemar_exact_log10_p, mcnemar_exact_p
 
 SETTING = ["model", "dataset"]
 CELLS = ("a", "b", "c", "d")
@@ -34,15 +33,6 @@ def assign_cells(pairs: pd.DataFrame) -> pd.DataFrame:
          (out.flip_nothink == 0) & (out.flip_think == 1)],
         ["a", "b", "c"], default="d")
     return out
-
-
-def mcnemar_exact_log10_p(b: int, c: int) -> float:
-    """log10 of the two-sided exact McNemar p-value, finite even where the p-value underflows."""
-    n = b + c
-    if n == 0:
-        return 0.0
-    log_p = math.log(2.0) + float(stats.binom.logcdf(min(b, c), n, 0.5))
-    return min(0.0, log_p / math.log(10.0))
 
 
 def _disp(pairs: pd.DataFrame, arm: str) -> pd.Series:

@@ -1,50 +1,101 @@
-"""McNemar's test on the discordant counts (b, c) of a paired 2x2 table."""
+"""McNemar's test on the discordant counts (b, c) of a paired 2x2 table.
+
+Exact: the two-sided binomial test of min(b, c) in n = b + c trials at 1/2,
+p = min(1, 2 P(X <= min(b, c))). Chi-square: X^2 = (|b - c| - 1)^2 / n (continuity-corrected) on
+1 df. Both equal statsmodels' ``mcnemar(table, exact=..., correction=True).pvalue``; p = 1 without
+discordant pairs. Every p comes with log10 p, finite where p underflows a double (the fairness
+paper's pooled b = 620, c = 3508 gives p = 10^-485.6). One implementation serves one table and
+arrays of them (the conditional power tests every projected outcome at once).
+"""
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
+import numpy as np
 from scipy import stats
+
+from thinkbias.stats.tails import log10_binom_cdf_half, log10_chi2_sf_1df, log10_p
+
+EXACT_ALWAYS = math.inf
+"""``exact_below`` that makes every test exact (the fairness paper's Table 2)."""
 
 
 @dataclass(frozen=True)
 class McNemarResult:
-    """Outcome of one McNemar test: statistic (None for the exact test), p-value, method name."""
+    """Outcome of one McNemar test: statistic (None for the exact test), p-value, its log10, method."""
 
     b: int
     c: int
     statistic: float | None
     p_value: float
+    log10_p: float
     method: str
 
 
+def _counts(b, c) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    b = np.asarray(b, dtype=np.int64)
+    c = np.asarray(c, dtype=np.int64)
+    return b, c, b + c
+
+
+def mcnemar_chi2_statistic(b, c) -> np.ndarray:
+    """Continuity-corrected chi-square statistic max(|b - c| - 1, 0)^2 / (b + c) (0 when b + c = 0)."""
+    b, c, n = _counts(b, c)
+    return np.maximum(np.abs(b - c) - 1.0, 0.0) ** 2 / np.where(n > 0, n, 1)
+
+
+def mcnemar_p_vector(b, c, exact_below: float = 25) -> np.ndarray:
+    """McNemar p-values of the tables (b, c) (scalars or arrays): exact when b + c < ``exact_below``,
+    corrected chi-square otherwise."""
+    b, c, n = _counts(b, c)
+    p = np.ones(np.broadcast(b, c).shape, dtype=float)
+    exact = (n < exact_below) & (n > 0)
+    if np.any(exact):
+        p = np.where(exact, np.minimum(1.0, 2.0 * stats.binom.cdf(np.minimum(b, c), n, 0.5)), p)
+    chi = n >= exact_below
+    if np.any(chi):
+        p = np.where(chi, stats.chi2.sf(mcnemar_chi2_statistic(b, c), 1), p)
+    return p
+
+
+def _log10_p_one(b: int, c: int, p: float, exact: bool) -> float:
+    if b + c == 0:
+        return 0.0
+    if exact:
+        return min(0.0, log10_p(p, lambda: math.log10(2.0) + log10_binom_cdf_half(min(b, c), b + c)))
+    statistic = float(mcnemar_chi2_statistic(b, c))
+    return log10_p(p, lambda: log10_chi2_sf_1df(statistic))
+
+
+def mcnemar_log10_p_vector(b, c, exact_below: float = 25) -> np.ndarray:
+    """log10 of :func:`mcnemar_p_vector`, finite where the p-value underflows (computed in log space there)."""
+    b, c, n = _counts(b, c)
+    b, c = np.broadcast_arrays(b, c)
+    p = mcnemar_p_vector(b, c, exact_below)
+    out = np.empty(p.shape, dtype=float)
+    for i in np.ndindex(p.shape):
+        out[i] = _log10_p_one(int(b[i]), int(c[i]), float(p[i]), bool(b[i] + c[i] < exact_below))
+    return out
+
+
 def mcnemar_exact_p(b: int, c: int) -> float:
-    """Two-sided exact McNemar p-value: binomial test of min(b, c) in b + c trials at 1/2.
-
-    Equals statsmodels' ``mcnemar(table, exact=True).pvalue``; 1.0 when there are no discordant pairs.
-    """
-    n = b + c
-    if n == 0:
-        return 1.0
-    return float(min(1.0, 2.0 * stats.binom.cdf(min(b, c), n, 0.5)))
+    """Two-sided exact McNemar p-value (0.0 where it underflows; see :func:`mcnemar_exact_log10_p`)."""
+    return float(mcnemar_p_vector(b, c, EXACT_ALWAYS))
 
 
-def mcnemar_chi2(b: int, c: int, correction: bool = True) -> tuple[float, float]:
-    """Chi-square McNemar statistic (continuity-corrected by default) with 1 df and its p-value."""
-    n = b + c
-    if n == 0:
-        return 0.0, 1.0
-    diff = abs(b - c) - (1.0 if correction else 0.0)
-    statistic = max(diff, 0.0) ** 2 / n
-    return float(statistic), float(stats.chi2.sf(statistic, 1))
+def mcnemar_exact_log10_p(b: int, c: int) -> float:
+    """log10 of the two-sided exact McNemar p-value, exact and finite at any b, c."""
+    return float(mcnemar_log10_p_vector(b, c, EXACT_ALWAYS))
 
 
-def mcnemar_test(b: int, c: int, exact_below: int = 25) -> McNemarResult:
-    """McNemar's test: exact binomial when b + c < ``exact_below``, else corrected chi-square.
-
-    ``exact_below=None`` semantics are not offered: pass a huge value to force the exact test.
-    """
-    if b + c < exact_below:
-        return McNemarResult(b, c, None, mcnemar_exact_p(b, c), "exact")
-    statistic, p = mcnemar_chi2(b, c, correction=True)
-    return McNemarResult(b, c, statistic, p, "chi2-cc")
+def mcnemar_test(b: int, c: int, exact_below: float = 25) -> McNemarResult:
+    """McNemar's test: exact binomial when b + c < ``exact_below``, else corrected chi-square
+    (``exact_below=EXACT_ALWAYS`` forces the exact test)."""
+    exact = b + c < exact_below
+    p = float(mcnemar_p_vector(b, c, exact_below))
+    lp = float(mcnemar_log10_p_vector(b, c, exact_below))
+    if exact:
+        return McNemarResult(b, c, None, p, lp, "exact")
+    return McNemarResult(b, c, float(mcnemar_chi2_statistic(b, c)), p, lp, "chi2-cc")

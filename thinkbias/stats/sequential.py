@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from scipy import stats
 
-from thinkbias.stats.mcnemar import mcnemar_test
+from thinkbias.stats.mcnemar import mcnemar_p_vector, mcnemar_test
 
 
 def obrien_fleming_threshold(alpha: float, information_fraction: float) -> float:
@@ -74,24 +74,6 @@ def remaining_discordant(b: int, c: int, n_stage: int, n_total: int) -> int:
     if n_stage <= 0:
         return 0
     return int(np.floor((b + c) / n_stage * max(n_total - n_stage, 0)))
-
-
-def mcnemar_p_vector(b: np.ndarray, c: np.ndarray, exact_below: int = 25) -> np.ndarray:
-    """Vectorised :func:`thinkbias.stats.mcnemar.mcnemar_test` p-values (same exact/chi-square switch)."""
-    b = np.asarray(b, dtype=np.int64)
-    c = np.asarray(c, dtype=np.int64)
-    n = b + c
-    p = np.ones(np.broadcast(b, c).shape, dtype=float)
-    exact = (n < exact_below) & (n > 0)
-    if np.any(exact):
-        p_exact = 2.0 * stats.binom.cdf(np.minimum(b, c), n, 0.5)
-        p = np.where(exact, np.minimum(1.0, p_exact), p)
-    chi = n >= exact_below
-    if np.any(chi):
-        with np.errstate(divide="ignore", invalid="ignore"):
-            stat = np.maximum(np.abs(b - c) - 1.0, 0.0) ** 2 / np.where(n > 0, n, 1)
-        p = np.where(chi, stats.chi2.sf(stat, 1), p)
-    return p
 
 
 def conditional_power(
