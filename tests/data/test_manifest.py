@@ -113,3 +113,17 @@ def test_unknown_key_error_lists_the_known_ones():
     manifest = parse_manifest(minimal())
     with pytest.raises(ManifestError, match="raw/x/f.csv"):
         manifest_entry(manifest, "raw/x/other.csv")
+
+
+def test_min_rows_is_read_and_must_be_a_positive_integer():
+    assert parse_manifest(minimal(min_rows=198))["raw/x/f.csv"].min_rows == 198
+    assert parse_manifest(minimal())["raw/x/f.csv"].min_rows is None
+    for bad in (0, -3, "198", 1.5, True):
+        with pytest.raises(ManifestError, match="raw/x/f.csv: min_rows must be a positive integer"):
+            parse_manifest(minimal(min_rows=bad))
+
+
+def test_unpinned_project_files_state_their_row_counts():
+    manifest = load_manifest(MANIFEST)
+    assert {k: e.min_rows for k, e in manifest.items() if e.sha256 is None} == {
+        "raw/credit/default_of_credit_card_clients.xls": 30000, "raw/gpqa/gpqa_diamond.csv": 198}

