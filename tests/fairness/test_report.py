@@ -1,5 +1,6 @@
 """Report verdicts: same model -> match / differs by tolerance; other model -> 'different model'."""
 import pandas as pd
+import pytest
 
 from thinkbias.fairness.report import compare, render_report
 
@@ -68,3 +69,39 @@ def test_wall_time_summary(tmp_path):
         (d / "shard-0.tsv").write_text(f"s\th:m:s\tcpu_time\n{s}\t0:00:02\t{s / 2}\n")
     w = wall_time_summary(sorted(str(p) for p in root.rglob("*.tsv")), str(root)).set_index("step")
     assert w.loc["generate", "jobs"] == 2 and w.loc["generate", "wall_s"] == 4.0 and w.loc["probe", "cpu_s"] == 0.5
+
+
+def test_pooled_p_claim_can_fail_and_matches_at_the_exact_value():
+    """The paper's "pooled p < 1e-485" (resources/paper/fairness.yaml) against Table 2's pooled log10 p."""
+    from pathlib import Path
+
+    import yaml
+
+    from tests.fairness.test_cells import pairs_from_cells
+    from thinkbias.fairness.cells import assign_cells, contingency_table
+
+    paper = yaml.safe_load((Path(__file__).parents[2] / "resources/paper/fairness.yaml").read_text())
+    paper = {**paper, "values": [v for v in paper["values"] if v["id"] == "pooled_log10_p"]}
+    models, datasets = list(paper["models"]), list(paper["datasets"])
+    # the paper's pooled cells b = 620, c = 3508 over its three models (one dataset each is enough here)
+    parts = [pairs_from_cells(counts, model=m, dataset=d) for m, d, counts in
+             zip(models, datasets, ({"a": 5, "b": 200, "c": 1200, "d": 20}, {"a": 5, "b": 220, "c": 1100, "d": 28},
+                                    {"a": 5, "b": 200, "c": 1208, "d": 20}))]
+    table2 = contingency_table(assign_cells(pd.concat(parts, ignore_index=True)))
+    pooled = table2[table2["model"] == "pooled"].iloc[0]
+    assert (pooled.b, pooled.c, pooled.mcnemar_p) == (620, 3508, 0.0)
+
+    def verdict_of(log10_p: float) -> pd.Series:
+        t = table2.copy()
+        t.loc[t["model"] == "pooled", "mcnemar_log10_p"] = log10_p
+        return compare({"table2": t}, paper, models, datasets).iloc[0]
+
+    real = compare({"table2": table2}, paper, models, datasets).iloc[0]
+    assert real.verdict == "match" and real.reproduced == pytest.approx(-485.6048358107389, abs=1e-6)
+    assert verdict_of(-400.0).verdict == "differs"
+    assert verdict_of(-484.9).verdict == "differs"
+    assert verdict_of(float("-inf")).verdict == "not finite"  # what an underflowed log used to give
+    text = render_report("r", {"table2": table2, "parse_counts": pd.DataFrame()}, paper, models, datasets, pd.DataFrame())
+    pooled_line = next(line for line in text.splitlines() if line.startswith("| pooled | pooled |"))
+    assert "| 2.48e-486 | -485.605 |" in pooled_line and "∞" not in text
+    assert "| pooled_log10_p |" in text and "| -485.605 |" in text and "| match |" in text

@@ -6,7 +6,8 @@ over every setting of the run. Verdicts:
     match / differs   - the run has that model (and, for pooled values, exactly the paper's models);
                         "=" values compare |difference| to the tolerance, bounds check the relation;
     different model   - the run's model is not the paper's (the run's model on the same dataset is shown);
-    not run           - the dataset is not part of the run.
+    not run           - the dataset is not part of the run;
+    not finite        - the run's number is infinite (never a match).
 """
 
 from __future__ import annotations
@@ -105,6 +106,8 @@ def compare(tables: Tables, paper: dict, run_models: list[str], run_datasets: li
             verdict = verdict_basis
         elif math.isnan(value):
             verdict = "missing"
+        elif math.isinf(value):  # e.g. an underflowed log10 p: no bound can be checked on it
+            verdict = "not finite"
         elif rel == "=":
             verdict = "match" if abs(diff) <= float(v.get("tolerance", 0)) else "differs"
         elif rel == "<=":
