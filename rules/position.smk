@@ -118,6 +118,11 @@ def position_table_inputs(wildcards=None):
     return {"questions": "results/position/questions.csv", "records": "results/position/records.parquet"}
 
 
+def position_api_models():
+    """Registry models served through a remote API: not open-weight in the report's claims."""
+    return sorted(m for m, entry in REGISTRY.items() if entry.get("backend") == "openai")
+
+
 def position_report_note():
     source = f"bring-your-own generations {POSITION['byo_generations']}" if POSITION_BYO else (
         "configurations " + ", ".join(f"{r['benchmark']}/{r['model']}/{r['mode']} ({r['n_questions']} questions)"
@@ -443,6 +448,7 @@ rule position_report:
         ),
     params:
         note=position_report_note(),
+        api_models=position_api_models(),
     log:
         "logs/position/report/report.log",
     conda:

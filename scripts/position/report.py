@@ -15,6 +15,6 @@ with rule_logging(snakemake.log[0]) as logger:
             continue
         tables[name] = pd.read_csv(path, dtype={"question_id": str})
     paper = yaml.safe_load(Path(snakemake.input.paper).read_text())
-    text = report_markdown(paper, tables, snakemake.params.note)
+    text = report_markdown(paper, tables, snakemake.params.note, snakemake.params.api_models)
     Path(snakemake.output[0]).write_text(text)
     logger.info(f"report written ({len(text)} characters)")

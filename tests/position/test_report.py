@@ -55,3 +55,50 @@ def test_verdicts_and_report():
     assert comp.loc["extraction_min", "verdict"] == "differs"
     md = report_markdown(PAPER, _tables(), "note")
     assert md.startswith("# Position study") and "api_pbs" in md and "note" in md
+
+
+def _paper_like_tables():
+    """Tables 1 and the quartiles of a run that matches the paper: 13 reasoning-mode configurations,
+    12 with rho between 0.11 and 0.41 (p < 0.05) and Qwen-Instruct-CoT on GPQA positive but not
+    significant (§5.2); the published MMLU quartiles of R1-Qwen-7B, R1-Llama-8B and the API anchor
+    (0.000 / 0.000 / 0.007 / 0.071, not strictly increasing), increasing quartiles elsewhere (§5.1)."""
+    models = PAPER["models"]
+    configs = [(b, m, mode) for m, mode in (("R1-Qwen-7B", "reasoning"), ("R1-Llama-8B", "reasoning"),
+                                           ("Qwen-Instruct", "cot"), ("Llama-Instruct", "cot"))
+               for b in ("mmlu", "arc", "gpqa")] + [("mmlu", "DeepSeek-R1", "reasoning")]
+    rhos = [0.11, 0.41, 0.25, 0.30, 0.18, 0.22, 0.15, 0.20, 0.09, 0.14, 0.12, 0.35, 0.19]
+    ps = [0.01, 1e-9, 1e-5, 1e-6, 1e-3, 1e-4, 0.02, 1e-3, 0.21, 0.03, 0.04, 1e-7, 0.01]
+    t1 = pd.DataFrame([{"benchmark": b, "model": models[m], "mode": mode, "partial_rho": r, "p_value": p}
+                       for (b, m, mode), r, p in zip(configs, rhos, ps)])
+    published = {("mmlu", "R1-Qwen-7B"): [0.107, 0.151, 0.213, 0.385], ("mmlu", "R1-Llama-8B"): [0.091, 0.187, 0.235, 0.358],
+                 ("mmlu", "DeepSeek-R1"): [0.000, 0.000, 0.007, 0.071]}
+    q = pd.DataFrame([{"benchmark": b, "model": models[m], "mode": mode, "bin": i + 1, "pbs": v}
+                      for b, m, mode in configs
+                      for i, v in enumerate(published.get((b, m), [0.10, 0.15, 0.20, 0.30]))])
+    return {"table1": t1, "quartiles": q}
+
+
+CLAIMS = ["rho_share", "rho_min", "rho_max", "quartile_monotonic"]
+
+
+def test_claims_are_scoped_as_the_paper_states_them():
+    tables = _paper_like_tables()
+    comp = comparison_table(PAPER, tables, api_models=["deepseek-r1-api"]).set_index("id")
+    assert (comp.loc[CLAIMS, "verdict"] == "match").all(), comp.loc[CLAIMS, ["reproduced", "scope"]]
+    assert comp.loc["rho_min", "reproduced"] == pytest.approx(0.11)  # not the non-significant 0.09
+    assert "12 of 13" in comp.loc["rho_min", "scope"]
+    assert comp.loc["quartile_monotonic", "scope"] == "this run: 12/12 open-weight configurations"
+    # without knowing the API model, the anchor's flat first quartiles count against the claim
+    assert comparison_table(PAPER, tables).set_index("id").loc["quartile_monotonic", "verdict"] == "differs"
+
+
+def test_a_run_that_differs_is_reported_as_differing():
+    tables = _paper_like_tables()
+    t1 = tables["table1"].copy()
+    t1.loc[2, ["partial_rho", "p_value"]] = [0.05, 0.01]  # significant, below the paper's range
+    q = tables["quartiles"].copy()
+    q.loc[(q["benchmark"] == "arc") & (q["bin"] == 3), "pbs"] = 0.12  # an open-weight dip
+    comp = comparison_table(PAPER, {"table1": t1, "quartiles": q}, api_models=["deepseek-r1-api"]).set_index("id")
+    assert comp.loc["rho_min", "verdict"] == "differs" and comp.loc["rho_min", "reproduced"] == pytest.approx(0.05)
+    assert comp.loc["quartile_monotonic", "verdict"] == "differs"
+    assert comp.loc["quartile_monotonic", "reproduced"] == pytest.approx(8 / 12)

@@ -5,13 +5,16 @@ The paper's numbers live in resources/paper/position.yaml in two kinds:
   ``where`` filter whose ``model`` is the paper's model name (mapped to registry ids by the file's
   ``models`` map). They are compared only when this run has that configuration.
 - ``claims``: statements over every configuration of the run (e.g. "extraction rate > 95% in every
-  configuration"), computed by ``claim_measure`` on whatever this config produced.
+  configuration"), computed by ``claim_measure`` on whatever this config produced, over the scope
+  the paper states: the partial-rho range (0.11-0.41) over the reasoning-mode configurations with a
+  significantly positive rho (12 of 13), quartile monotonicity (12/12) over the open-weight ones
+  (the API anchor, whose first two quartiles are both 0.000, is left out).
 """
 
 from __future__ import annotations
 
 import math
-from typing import Mapping
+from typing import Collection, Mapping
 
 import numpy as np
 import pandas as pd
@@ -51,17 +54,19 @@ def reproduced_value(entry: Mapping, tables: Mapping[str, pd.DataFrame], model_m
     return float(sel[entry["column"]].iloc[0])
 
 
-def claim_measure(name: str, tables: Mapping[str, pd.DataFrame]) -> tuple[float, str]:
-    """(value, detail) of a run-level measure over every configuration of this run."""
+def claim_measure(name: str, tables: Mapping[str, pd.DataFrame], api_models: Collection[str] = ()) -> tuple[float, str]:
+    """(value, detail) of a run-level measure over the configurations of this run the claim is about
+    (module docstring); ``api_models`` are the models served through a remote API (not open-weight)."""
     t1, t2, t3, q = (tables.get(k, pd.DataFrame()) for k in ("table1", "table2", "table3", "quartiles"))
     if name == "share_reasoning_rho_positive_significant":
         r = t1[t1["mode"] != "direct"] if len(t1) else t1
-        k = int(((r["partial_rho"] > 0) & (r["p_value"] < 0.05)).sum()) if len(r) else 0
+        k = int(_significantly_positive(r).sum()) if len(r) else 0
         return (k / len(r) if len(r) else math.nan), f"{k}/{len(r)} configurations"
     if name in ("min_reasoning_rho", "max_reasoning_rho"):
         r = t1[(t1["mode"] != "direct")] if len(t1) else t1
-        v = r["partial_rho"].dropna()
-        return (float(v.min() if name.startswith("min") else v.max()) if len(v) else math.nan), f"{len(v)} configurations"
+        v = r.loc[_significantly_positive(r), "partial_rho"] if len(r) else pd.Series(dtype=float)
+        return ((float(v.min() if name.startswith("min") else v.max()) if len(v) else math.nan),
+                f"{len(v)} of {len(r)} reasoning-mode configurations (rho > 0, p < 0.05)")
     if name in ("min_extraction_rate", "min_extraction_rate_reasoning"):
         s = t2 if name == "min_extraction_rate" or not len(t2) else t2[t2["mode"] == "reasoning"]
         if not len(s):
@@ -70,10 +75,10 @@ def claim_measure(name: str, tables: Mapping[str, pd.DataFrame]) -> tuple[float,
         return float(s["extraction_rate"].min()), (f"{len(s)} configurations, {int(s['n_records'].sum())} records; "
                                                    f"cascade only (App. B), {with_fallback:.3f} with the fallback")
     if name == "share_quartile_monotonic":
-        qq = q[q["mode"] != "direct"] if len(q) else q
+        qq = q[(q["mode"] != "direct") & ~q["model"].astype(str).isin(list(api_models))] if len(q) else q
         groups = list(qq.groupby(["benchmark", "model", "mode"], sort=False)) if len(qq) else []
         k = sum(monotonicity(g.sort_values("bin")["pbs"].to_numpy())[0] for _, g in groups)
-        return (k / len(groups) if groups else math.nan), f"{k}/{len(groups)} configurations"
+        return (k / len(groups) if groups else math.nan), f"{k}/{len(groups)} open-weight configurations"
     t3 = t3[t3["mode"] == "reasoning"] if len(t3) else t3
     if name == "share_endpoint_positive":
         v = t3["endpoint_gradient"].dropna() if len(t3) else pd.Series(dtype=float)
@@ -83,6 +88,10 @@ def claim_measure(name: str, tables: Mapping[str, pd.DataFrame]) -> tuple[float,
         v = t3["endpoint_gradient"].dropna() if len(t3) else pd.Series(dtype=float)
         return (float(v.mean()) if len(v) else math.nan), f"{len(v)} cells"
     raise ValueError(f"unknown claim measure '{name}'")
+
+
+def _significantly_positive(table1: pd.DataFrame) -> pd.Series:
+    return (table1["partial_rho"] > 0) & (table1["p_value"] < 0.05)
 
 
 def verdict(reproduced: float, paper: float, relation: str, tolerance: float | None) -> str:
@@ -98,7 +107,7 @@ def verdict(reproduced: float, paper: float, relation: str, tolerance: float | N
     return "match" if abs(reproduced - paper) <= (tolerance or 0.0) else "differs"
 
 
-def comparison_table(paper: Mapping, tables: Mapping[str, pd.DataFrame]) -> pd.DataFrame:
+def comparison_table(paper: Mapping, tables: Mapping[str, pd.DataFrame], api_models: Collection[str] = ()) -> pd.DataFrame:
     """One row per paper value and claim: paper value, reproduced value, difference, verdict."""
     model_map = paper.get("models", {})
     rows = []
@@ -111,7 +120,7 @@ def comparison_table(paper: Mapping, tables: Mapping[str, pd.DataFrame]) -> pd.D
                      "verdict": verdict(got, float(e["value"]), e.get("relation", "="), e.get("tolerance")),
                      "source": e.get("source", "")})
     for c in paper.get("claims", []):
-        got, detail = claim_measure(c["measure"], tables)
+        got, detail = claim_measure(c["measure"], tables, api_models)
         rows.append({"id": c["id"], "quantity": c["quantity"], "scope": f"this run: {detail}", "paper": float(c["value"]),
                      "relation": c.get("relation", "="), "reproduced": got,
                      "difference": got - float(c["value"]) if not math.isnan(got) else math.nan,
@@ -120,9 +129,10 @@ def comparison_table(paper: Mapping, tables: Mapping[str, pd.DataFrame]) -> pd.D
     return pd.DataFrame(rows)
 
 
-def report_markdown(paper: Mapping, tables: Mapping[str, pd.DataFrame], config_note: str) -> str:
+def report_markdown(paper: Mapping, tables: Mapping[str, pd.DataFrame], config_note: str,
+                    api_models: Collection[str] = ()) -> str:
     """The whole report: setup note, Table 2 of this run, the comparison, the other tables."""
-    comp = comparison_table(paper, tables)
+    comp = comparison_table(paper, tables, api_models)
     compared = comp[comp["verdict"] != "n/a"]
     parts = [
         "# Position study: reproduced vs paper\n",
