@@ -49,4 +49,4 @@ def test_model_jobs_with_nothing_to_run_report_zero_generated_tokens(caplog):
         assert run_on_model("smollm2-135m", "config/models.yaml", "", "cache", [], logger) == []
         assert run_targets("smollm2-135m", "config/models.yaml", "", "cache", [], "loan", True, logger).empty
     closing = [r.message for r in caplog.records if "generated_tokens" in r.message]
-    assert closing == ["generate: finished, generated_tokens=0 cached=0"] * 2
+    assert closing == ["generate: finished, generated_tokens=0 cached=0 retries=0 retry_wait_s=0.0"] * 2

@@ -4,6 +4,7 @@ OpenAI-compatible server on localhost serving the embedded model (including a se
 from __future__ import annotations
 
 import json
+import logging
 import random
 import socket
 import subprocess
@@ -17,13 +18,16 @@ from openai.types.chat import ChatCompletion
 
 from thinkbias.llm import open_engine
 from thinkbias.llm.cache import RequestCache, cache_path
+from tests.llm.api_servers import HangingServer, ScriptedApi, completion
 from thinkbias.llm.openai_backend import (
-    ApiRetriesExhausted, backoff_delay, chat_kwargs, generation_from_response, with_retries,
+    ApiRetriesExhausted, RetryPolicy, backoff_delay, chat_kwargs, generation_from_response, with_retries,
 )
+from thinkbias.llm.run import run_requests
 from thinkbias.llm.types import YES_NO, ModelSpec, Request, Sampling
 
 API = ModelSpec(id="api-model", backend="openai", api_base="http://127.0.0.1:9/v1", api_model="served",
                 extra={"max_retries": 2, "backoff_s": 0.01})
+API_DEFAULTS = replace(API, extra={})
 SECRET = "sk-test-secret-value-123"
 
 
@@ -82,6 +86,72 @@ def test_retries_exhausted_error_names_model_and_url_not_key(monkeypatch):
     assert eng.stats.requests == 3 and eng.stats.retries == 2
 
 
+def test_default_policy_bounds_a_request_at_twenty_minutes():
+    """The defaults: 10 min per attempt, 6 retries, 20 min for the whole request (a hung server
+    used to take 7 attempts x 600 s = 70 min); every key is configurable under ``extra``."""
+    policy = RetryPolicy.of(API_DEFAULTS)
+    assert (policy.timeout_s, policy.max_retries, policy.retry_budget_s) == (600.0, 6, 1200.0)
+    custom = RetryPolicy.of(replace(API_DEFAULTS, extra={"timeout_s": "30", "retry_budget_s": 90, "max_retries": 0}))
+    assert (custom.timeout_s, custom.retry_budget_s, custom.max_retries) == (30.0, 90.0, 0)
+    with pytest.raises(ValueError, match="extra.retry_budget_s = 'soon' must be a positive number"):
+        RetryPolicy.of(replace(API_DEFAULTS, extra={"retry_budget_s": "soon"}))
+
+
+def test_hung_server_fails_within_the_budget_naming_model_url_and_attempts(caplog):
+    """A server that accepts connections and never answers: with timeout_s 0.6 and a 2 s budget
+    the request fails after about 2 s (not max_retries x timeout_s), the message says why."""
+    with HangingServer() as hung:
+        spec = replace(API, api_base=hung.url, extra={"timeout_s": 0.6, "retry_budget_s": 2.0, "max_retries": 10,
+                                                      "backoff_s": 0.05, "backoff_max_s": 0.1})
+        eng = open_engine(spec, None)
+        start = time.monotonic()
+        with caplog.at_level(logging.INFO, logger="thinkbias"), pytest.raises(ApiRetriesExhausted) as info:
+            eng.generate([Request.chat("Hi", sampling=Sampling(max_tokens=4))])
+        elapsed = time.monotonic() - start
+        eng.close()
+    msg = str(info.value)
+    attempts = eng.stats.requests
+    assert 1.4 <= elapsed < 3.0, elapsed
+    assert 3 <= attempts <= 5 and len(hung.accepted) == attempts
+    assert f"model 'api-model' (served) at {hung.url}: {attempts} attempts in " in msg
+    assert "extra.retry_budget_s 2" in msg and "no reply within" in msg and "(timeout)" in msg
+    waits = [r.message for r in caplog.records if "retrying in" in r.message]
+    assert len(waits) == attempts - 1 and eng.stats.retries == attempts - 1
+
+
+def test_retry_after_is_honoured_and_retries_are_counted_and_logged(tmp_path, caplog):
+    """429 then 503, each with ``Retry-After: 1``, then a reply: two retries, each after the full
+    second the server asked for (the backoff alone would wait 10 ms), both logged, and the job's
+    closing line counts them."""
+    script = [(429, {"Retry-After": "1"}, {"error": {"message": "slow down"}}),
+              (503, {"Retry-After": "1"}, {"error": {"message": "overloaded"}})]
+
+    def respond(n, headers):
+        return script[n] if n < len(script) else (200, {}, completion("Yes", completion_tokens=2))
+
+    logger = logging.getLogger("thinkbias.test")
+    with ScriptedApi(respond) as api, open_engine(replace(API, api_base=api.url), tmp_path) as eng:
+        with caplog.at_level(logging.INFO, logger="thinkbias"):
+            [gen] = run_requests(eng, [Request.chat("Hi", sampling=Sampling(max_tokens=4))], logger)
+    assert gen.answer == "Yes" and len(api.received) == 3
+    gaps = [b - a for a, b in zip(api.times, api.times[1:])]
+    assert all(g >= 0.95 for g in gaps), gaps
+    assert eng.stats.retries == 2 and eng.stats.requests == 3 and 1.9 <= eng.stats.retry_wait_s <= 2.1
+    waits = [r.message for r in caplog.records if "retrying in" in r.message]
+    assert len(waits) == 2 and "HTTP 429" in waits[0] and "HTTP 503" in waits[1]
+    assert all("retrying in 1 s (Retry-After)" in w and api.url in w for w in waits)
+    assert caplog.records[-1].message == "generate: finished, generated_tokens=2 cached=0 retries=2 retry_wait_s=2.0"
+
+
+def test_retry_after_past_the_budget_stops_at_once():
+    with ScriptedApi(lambda n, h: (429, {"Retry-After": "30"}, {"error": {"message": "quota"}})) as api:
+        spec = replace(API, api_base=api.url, extra={"retry_budget_s": 5, "max_retries": 4})
+        start = time.monotonic()
+        with pytest.raises(ApiRetriesExhausted, match="1 attempts in .* HTTP 429"):
+            open_engine(spec, None).generate([Request.chat("Hi", sampling=Sampling(max_tokens=4))])
+    assert time.monotonic() - start < 2 and len(api.received) == 1
+
+
 def test_missing_key_is_a_clear_error(monkeypatch):
     monkeypatch.delenv("THINKBIAS_ABSENT_KEY", raising=False)
     with pytest.raises(RuntimeError, match="THINKBIAS_ABSENT_KEY is not set"):
@@ -91,7 +161,7 @@ def test_missing_key_is_a_clear_error(monkeypatch):
 def test_non_retryable_errors_raise_at_once():
     calls = []
 
-    def bad():
+    def bad(timeout):
         calls.append(1)
         raise KeyError("boom")
 

@@ -22,12 +22,12 @@ def test_finish_line_counts_fresh_tokens_and_is_read_by_the_benchmark_table(tmp_
         progress.update(g)
     with caplog.at_level(logging.INFO, logger="thinkbias.test"):
         line = progress.finish()
-    assert line == "generate: finished, generated_tokens=12 cached=1"
+    assert line == "generate: finished, generated_tokens=12 cached=1 retries=0 retry_wait_s=0.0"
     assert [r.message for r in caplog.records] == [line]
     log = tmp_path / "job.log"
     log.write_text(f"2024-01-01 INFO {line}\n")
     assert generated_tokens(log) == 12
-    assert Progress(0, None).finish() == "generate: finished, generated_tokens=0 cached=0"
+    assert Progress(0, None).finish() == "generate: finished, generated_tokens=0 cached=0 retries=0 retry_wait_s=0.0"
 
 
 @pytest.mark.slow
@@ -43,4 +43,4 @@ def test_run_requests_logs_progress(engine, caplog):
     # the repeated request ran once, so its tokens count once in the closing line
     fresh = sum(g.completion_tokens for g in out[:3])
     assert fresh > 0 and engine.stats.generated_tokens - before == fresh
-    assert caplog.records[-1].message == f"generate: finished, generated_tokens={fresh} cached=0"
+    assert caplog.records[-1].message == f"generate: finished, generated_tokens={fresh} cached=0 retries=0 retry_wait_s=0.0"

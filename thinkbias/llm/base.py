@@ -27,7 +27,7 @@ class EngineStats:
     ``generated_tokens``: completion tokens produced by the model now; ``prompt_tokens``: prompt tokens
     evaluated now (prefill, probe cues); ``requests``: backend calls made (HTTP attempts for APIs);
     ``cache_hits``: results served from the cache; ``retries``: attempts repeated after a
-    retryable failure (APIs).
+    retryable failure (APIs); ``retry_wait_s``: seconds spent waiting before those retries.
     """
 
     generated_tokens: int = 0
@@ -35,6 +35,7 @@ class EngineStats:
     requests: int = 0
     cache_hits: int = 0
     retries: int = 0
+    retry_wait_s: float = 0.0
 
 
 def generation_to_json(g: Generation) -> dict:

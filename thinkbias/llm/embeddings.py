@@ -80,6 +80,7 @@ def _embed_openai(spec: ModelSpec, texts: list[str], model_name: str, batch_size
     out: list[list[float]] = []
     for s in range(0, len(texts), batch_size):
         batch = texts[s:s + batch_size]
-        resp = with_retries(spec, lambda: client.embeddings.create(model=model_name, input=batch))
+        resp = with_retries(spec, lambda timeout: client.embeddings.create(model=model_name, input=batch,
+                                                                           timeout=timeout))
         out += [list(d.embedding) for d in sorted(resp.data, key=lambda d: d.index)]
     return out

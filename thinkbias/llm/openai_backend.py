@@ -3,11 +3,16 @@ llama.cpp or vLLM server), for reasoning APIs and autoraters.
 
 - The API key is read only from the environment variable named by ``spec.api_key_env``; it never
   appears in cache keys, outputs, logs or Snakemake params. A local server needs no key.
+  The key is registered with ``thinkbias.llm.redact``: error messages, log lines and replies
+  never carry it (nor any ``Bearer`` token), even from a server that echoes the request headers.
 - Requests run with bounded concurrency (``extra.max_concurrency``, default 4).
-- 429, 408, 5xx, timeouts and connection errors are retried with exponential backoff and jitter
-  (``extra.max_retries`` default 6, ``extra.backoff_s`` default 1.0, ``extra.backoff_max_s`` 60);
-  then ``ApiRetriesExhausted`` names the model and base URL. Finished requests are cached one by one,
-  so a rerun after a failure resumes.
+- 429, 408, 409, 5xx, timeouts and connection errors are retried by tenacity under a
+  ``RetryPolicy``: per-attempt timeout (``extra.timeout_s`` 600), retries (``extra.max_retries``
+  6), a total budget per request (``extra.retry_budget_s`` 1200), waits honouring ``Retry-After``
+  else exponential backoff with jitter (``extra.backoff_s`` 1, ``extra.backoff_max_s`` 60). Each
+  wait is logged and counted (``stats.retries``, ``stats.retry_wait_s``); then
+  ``ApiRetriesExhausted`` names the model, the URL and the attempts. Finished requests are cached
+  one by one, so a rerun after a failure resumes.
 - DeepSeek-style ``reasoning_content`` becomes ``Generation.thinking`` and ``content`` the answer.
 - Scoring uses ``logprobs`` + ``top_logprobs`` with ``max_tokens=1`` where the server supports it
   (``extra.supports_logprobs``, default true). Probing prefixes needs token-level prompts, which chat
@@ -16,29 +21,85 @@ llama.cpp or vLLM server), for reasoning APIs and autoraters.
 
 from __future__ import annotations
 
+import email.utils
 import json
+import logging
 import os
 import random
 import time
 from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
+from dataclasses import dataclass, fields
 from pathlib import Path
-from typing import Callable, Mapping, Sequence
+from typing import Callable, Mapping, Sequence, TypeVar
 
 from thinkbias.llm.base import CachedEngine
 from thinkbias.llm.candidates import scores_from_top_logprobs
+from thinkbias.llm.redact import redact, redact_secrets, register_secret
 from thinkbias.llm.strict_schema import strict_schema
 from thinkbias.llm.thinking import split_thinking
 from thinkbias.llm.types import CandidateScores, Generation, ModelSpec, Request
 
 RETRY_STATUS = {408, 409, 429}
+T = TypeVar("T")
+log = logging.getLogger(__name__)
 
 
 class ApiRetriesExhausted(RuntimeError):
-    """Every attempt of one request failed with a retryable error."""
+    """Every attempt of one request failed with a retryable error, or its retry budget ran out."""
+
+
+class ApiRequestFailed(RuntimeError):
+    """The API answered one request with an error that retrying cannot fix (e.g. 400, 401, 404)."""
+
+
+@dataclass(frozen=True)
+class RetryPolicy:
+    """How long one request may take, from ``spec.extra`` (seconds; defaults in brackets).
+
+    ``timeout_s`` [600] bounds one attempt (no reply byte for that long: a non-streamed reasoning
+    reply of several thousand tokens takes minutes, and 10 min is the openai client's own
+    default); ``connect_timeout_s`` [10] the TCP/TLS connect. ``max_retries`` [6] attempts follow
+    the first. ``retry_budget_s`` [1200] bounds the whole request, attempts and waits included:
+    no wait or attempt starts past it and each attempt's timeout is cut to what is left, so a hung
+    server fails after 20 min (two full attempts), not after 7 x 10 min. Waits grow as
+    ``backoff_s * 2**n`` [1] capped at ``backoff_max_s`` [60] with jitter, or follow the server's
+    ``Retry-After`` / ``retry-after-ms`` when it sends one.
+    """
+
+    timeout_s: float = 600.0
+    connect_timeout_s: float = 10.0
+    max_retries: int = 6
+    retry_budget_s: float = 1200.0
+    backoff_s: float = 1.0
+    backoff_max_s: float = 60.0
+
+    @classmethod
+    def of(cls, spec: ModelSpec) -> "RetryPolicy":
+        """The policy of ``spec`` (``extra`` keys named like the fields); a bad value names its key."""
+        values = {}
+        for f in fields(cls):
+            if f.name not in spec.extra:
+                continue
+            raw = spec.extra[f.name]
+            try:
+                value = int(raw) if f.type == "int" else float(raw)
+            except (TypeError, ValueError):
+                value = -1
+            if isinstance(raw, bool) or value < 0 or (value == 0 and f.name != "max_retries"):
+                raise ValueError(f"model '{spec.id}': extra.{f.name} = {raw!r} must be a positive number"
+                                 f"{' (0 allowed)' if f.name == 'max_retries' else ''}")
+            values[f.name] = value
+        return cls(**values)
+
+
+def api_url(spec: ModelSpec) -> str:
+    """The base URL requests go to (for messages)."""
+    return spec.api_base or "https://api.openai.com/v1 (the default OpenAI API)"
 
 
 def make_client(spec: ModelSpec):
-    """An ``openai.OpenAI`` client for ``spec`` (key from the environment; no client-side retries)."""
+    """An ``openai.OpenAI`` client for ``spec``: key from the environment (registered for
+    redaction), client-side retries off (``with_retries`` retries, with a total budget)."""
     from openai import OpenAI
 
     key = None
@@ -49,8 +110,17 @@ def make_client(spec: ModelSpec):
                 f"model '{spec.id}': environment variable {spec.api_key_env} is not set "
                 "(API keys are read only from the environment)"
             )
+        register_secret(key)
+    policy = RetryPolicy.of(spec)
     return OpenAI(base_url=spec.api_base or None, api_key=key or "no-key-needed", max_retries=0,
-                  timeout=float(spec.extra.get("timeout_s", 600)))
+                  timeout=attempt_timeout(policy, policy.timeout_s))
+
+
+def attempt_timeout(policy: RetryPolicy, seconds: float):
+    """The ``openai.Timeout`` of one attempt allowed ``seconds`` (connect within ``connect_timeout_s``)."""
+    from openai import Timeout
+
+    return Timeout(seconds, connect=min(seconds, policy.connect_timeout_s))
 
 
 def is_retryable(err: BaseException) -> bool:
@@ -64,32 +134,102 @@ def is_retryable(err: BaseException) -> bool:
     return False
 
 
+def retry_after_s(err: BaseException) -> float | None:
+    """The wait a server asked for in ``retry-after-ms`` or ``Retry-After`` (seconds or an HTTP
+    date) of an error response, or None."""
+    response = getattr(err, "response", None)
+    headers = getattr(response, "headers", None)
+    if not headers:
+        return None
+    try:
+        if headers.get("retry-after-ms"):
+            return max(0.0, float(headers["retry-after-ms"]) / 1000)
+        value = headers.get("retry-after")
+        if not value:
+            return None
+        try:
+            return max(0.0, float(value))
+        except ValueError:
+            when = email.utils.parsedate_to_datetime(value)
+            return max(0.0, when.timestamp() - time.time())
+    except (TypeError, ValueError):
+        return None
+
+
 def backoff_delay(attempt: int, base_s: float, max_s: float, rng: random.Random) -> float:
     """Exponential backoff with jitter: ``min(max_s, base_s * 2**attempt)`` scaled by U(0.5, 1)."""
     return min(max_s, base_s * (2 ** attempt)) * (0.5 + 0.5 * rng.random())
 
 
-def with_retries(spec: ModelSpec, call: Callable, on_attempt: Callable[[int], None] | None = None,
-                 sleep: Callable[[float], None] = time.sleep):
-    """Run ``call()`` retrying retryable errors; ``on_attempt(i)`` before each attempt."""
-    max_retries = int(spec.extra.get("max_retries", 6))
-    base, cap = float(spec.extra.get("backoff_s", 1.0)), float(spec.extra.get("backoff_max_s", 60.0))
+def describe_error(err: BaseException, timeout_s: float | None = None) -> str:
+    """A short redacted account of an API error (status and message, or the timeout)."""
+    import openai
+
+    if isinstance(err, openai.APITimeoutError):
+        return f"no reply within {timeout_s:g} s (timeout)" if timeout_s else "timeout"
+    if isinstance(err, openai.APIStatusError):
+        return redact(f"HTTP {err.status_code}: {err.message}")
+    return redact(f"{type(err).__name__}: {err}")
+
+
+def with_retries(spec: ModelSpec, call: Callable[[object], T], on_attempt: Callable[[int], None] | None = None,
+                 sleep: Callable[[float], None] = time.sleep, on_wait: Callable[[float], None] | None = None) -> T:
+    """``call(timeout)`` under ``spec``'s ``RetryPolicy`` (tenacity): retryable errors are retried
+    after a wait (``Retry-After`` when the server gives one), each attempt gets the per-attempt
+    timeout cut to the budget left. ``on_attempt(i)`` runs before attempt i, ``on_wait(s)`` before
+    each wait; every wait is logged. Raises ``ApiRetriesExhausted`` (retries or budget spent) or
+    ``ApiRequestFailed`` (an error retrying cannot fix), both redacted and naming the model, the
+    URL and the attempts, without the original exception chained (its text may hold the key)."""
+    from tenacity import RetryError, Retrying, retry_if_exception, stop_after_attempt, stop_before_delay
+
+    policy = RetryPolicy.of(spec)
     rng = random.Random()
-    for attempt in range(max_retries + 1):
-        if on_attempt:
-            on_attempt(attempt)
-        try:
-            return call()
-        except Exception as err:  # noqa: BLE001 - classified below
-            if not is_retryable(err):
-                raise
-            if attempt == max_retries:
-                raise ApiRetriesExhausted(
-                    f"model '{spec.id}' ({spec.api_model}) at {spec.api_base or 'the default OpenAI API'}: "
-                    f"{max_retries + 1} attempts failed; last error: {type(err).__name__}: {err}"
-                ) from err
-            sleep(backoff_delay(attempt, base, cap, rng))
-    raise AssertionError("unreachable")
+    start = time.monotonic()
+    timeouts: list[float] = []
+
+    def wait(state) -> float:
+        asked = retry_after_s(state.outcome.exception())
+        return asked if asked is not None else backoff_delay(state.attempt_number - 1, policy.backoff_s,
+                                                             policy.backoff_max_s, rng)
+
+    def before_sleep(state) -> None:
+        seconds = state.next_action.sleep
+        if on_wait:
+            on_wait(seconds)
+        err = state.outcome.exception()
+        source = "Retry-After" if retry_after_s(err) is not None else "backoff"
+        log.warning("model '%s' at %s: attempt %d/%d failed (%s); retrying in %s s (%s)", spec.id, api_url(spec),
+                    state.attempt_number, policy.max_retries + 1, describe_error(err, timeouts[-1]),
+                    f"{round(seconds, 2):g}", source)
+
+    retrying = Retrying(
+        retry=retry_if_exception(is_retryable),
+        stop=stop_after_attempt(policy.max_retries + 1) | stop_before_delay(policy.retry_budget_s),
+        wait=wait, before_sleep=before_sleep, sleep=sleep, reraise=False)
+    error: type[RuntimeError] = ApiRetriesExhausted
+    try:
+        for attempt in retrying:
+            with attempt:
+                if on_attempt:
+                    on_attempt(attempt.retry_state.attempt_number - 1)
+                left = policy.retry_budget_s - (time.monotonic() - start)
+                timeouts.append(max(0.001, min(policy.timeout_s, left)))
+                return call(attempt_timeout(policy, timeouts[-1]))
+        raise AssertionError("unreachable: tenacity returns or raises")
+    except RetryError as err:
+        failure = (f"{err.last_attempt.attempt_number} attempts in {time.monotonic() - start:.1f} s failed "
+                   f"(extra.max_retries {policy.max_retries}, extra.retry_budget_s {policy.retry_budget_s:g}, "
+                   f"extra.timeout_s {policy.timeout_s:g}); last error: "
+                   f"{describe_error(err.last_attempt.exception(), timeouts[-1])}")
+    except Exception as err:  # noqa: BLE001 - an API error is re-raised redacted, anything else as is
+        import openai
+
+        if not isinstance(err, openai.APIError):
+            raise
+        error = ApiRequestFailed
+        failure = f"attempt {len(timeouts)} failed and cannot be retried: {describe_error(err, timeouts[-1])}"
+    # raised here, outside the except blocks, so that no traceback chains the unredacted error
+    raise error(redact(f"model '{spec.id}' ({spec.api_model}) at {api_url(spec)}: {failure}"))
 
 
 def chat_messages(spec: ModelSpec, request: Request) -> list[dict]:
@@ -162,10 +302,11 @@ def generation_from_response(spec: ModelSpec, request: Request, resp) -> Generat
     """A ``Generation`` from a chat completion (``reasoning_content`` -> thinking, ``content`` -> answer)."""
     choice = resp.choices[0]
     msg = choice.message
-    content = msg.content or ""
+    content = redact_secrets(msg.content or "")  # a server echoing the key never gets it into the cache
     reasoning = getattr(msg, "reasoning_content", None)
     if reasoning is None and getattr(msg, "model_extra", None):  # OpenRouter names it "reasoning"
         reasoning = msg.model_extra.get("reasoning_content") or msg.model_extra.get("reasoning")
+    reasoning = None if reasoning is None else redact_secrets(reasoning)
     usage = getattr(resp, "usage", None)
     pt = int(getattr(usage, "prompt_tokens", 0) or 0)
     ct = int(getattr(usage, "completion_tokens", 0) or 0)
@@ -199,9 +340,16 @@ class OpenAIEngine(CachedEngine):
     def _attempt(self, attempt: int) -> None:
         self._count(requests=1, retries=1 if attempt else 0)
 
+    def _waited(self, seconds: float) -> None:
+        self._count(retry_wait_s=seconds)
+
+    def _create(self, kw: dict):
+        """One chat completion under the retry policy, counted in ``stats``."""
+        return with_retries(self.spec, lambda timeout: self.client.chat.completions.create(**kw, timeout=timeout),
+                            self._attempt, on_wait=self._waited)
+
     def _one(self, request: Request) -> Generation:
-        resp = with_retries(self.spec, lambda: self.client.chat.completions.create(**chat_kwargs(self.spec, request)),
-                            self._attempt)
+        resp = self._create(chat_kwargs(self.spec, request))
         gen = generation_from_response(self.spec, request, resp)
         self._count(generated_tokens=gen.completion_tokens, prompt_tokens=gen.prompt_tokens)
         return gen
@@ -237,7 +385,7 @@ class OpenAIEngine(CachedEngine):
         kw = chat_kwargs(self.spec, request)
         token_param = next(k for k in ("max_completion_tokens", "max_tokens") if k in kw)
         kw.update({token_param: 1, "temperature": 0.0, "logprobs": True, "top_logprobs": n_top})
-        resp = with_retries(self.spec, lambda: self.client.chat.completions.create(**kw), self._attempt)
+        resp = self._create(kw)
         lp = resp.choices[0].logprobs
         if lp is None or not lp.content:
             raise NotImplementedError(f"model '{self.spec.id}': the server returned no logprobs")

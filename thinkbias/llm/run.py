@@ -3,8 +3,10 @@
 A progress line reports items done (and how many came from the cache), tokens generated per second
 by this process, prompt tokens per second (prefill dominates short-answer jobs), and the estimated
 time left, at most every ``every_s`` seconds and at the end. A generation job closes its log with
-``<label>: finished, generated_tokens=N cached=C`` (:meth:`Progress.finish`), which the per-job
-benchmark table (``thinkbias.report.benchmarks``) reads.
+``<label>: finished, generated_tokens=N cached=C retries=R retry_wait_s=W`` (:meth:`Progress.finish`;
+R API attempts repeated after a retryable failure, W seconds waited before them), which the per-job
+benchmark table (``thinkbias.report.benchmarks``) reads. Each retry and its wait is logged as it
+happens by the backend (logger ``thinkbias.llm.openai_backend``, a child of the job's logger).
 """
 
 from __future__ import annotations
@@ -32,6 +34,12 @@ def engine_generated_tokens(engine: Engine | None) -> int | None:
     return None if value is None else int(value)
 
 
+def engine_retries(engine: Engine | None) -> tuple[int, float]:
+    """The engine's retries and seconds waited before them so far (0, 0.0 without such counters)."""
+    stats = getattr(engine, "stats", None)
+    return int(getattr(stats, "retries", 0) or 0), float(getattr(stats, "retry_wait_s", 0.0) or 0.0)
+
+
 class Progress:
     """Counts results and logs ``done i/N (c cached), x tok/s, prompt y tok/s, ETA`` lines.
 
@@ -45,6 +53,7 @@ class Progress:
         self.done = self.cached = self.tokens = self.prompt_tokens = 0
         self.start = self._last = time.monotonic()
         self.engine, self._engine_start = engine, engine_generated_tokens(engine)
+        self._retries_start = engine_retries(engine)
 
     def line(self) -> str:
         elapsed = max(1e-9, time.monotonic() - self.start)
@@ -74,9 +83,17 @@ class Progress:
         now = engine_generated_tokens(self.engine)
         return self.tokens if now is None or self._engine_start is None else now - self._engine_start
 
+    def retries(self) -> tuple[int, float]:
+        """API retries since this progress started and the seconds waited before them."""
+        (r0, w0), (r1, w1) = self._retries_start, engine_retries(self.engine)
+        return r1 - r0, w1 - w0
+
     def finish(self) -> str:
-        """Log (and return) the closing line ``<label>: finished, generated_tokens=N cached=C``."""
-        line = f"{self.label}: finished, generated_tokens={self.generated()} cached={self.cached}"
+        """Log (and return) the closing line
+        ``<label>: finished, generated_tokens=N cached=C retries=R retry_wait_s=W``."""
+        retries, waited = self.retries()
+        line = (f"{self.label}: finished, generated_tokens={self.generated()} cached={self.cached} "
+                f"retries={retries} retry_wait_s={waited:.1f}")
         if self.logger:
             self.logger.info(line)
         return line

@@ -1,0 +1,115 @@
+"""Real HTTP servers on 127.0.0.1 that misbehave the way APIs do: answer with scripted statuses and
+``Retry-After`` headers, echo the request's ``Authorization`` header back, or accept a connection
+and never answer. Each runs in a thread of the test process and records what it received."""
+
+from __future__ import annotations
+
+import json
+import socket
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Callable
+
+
+def completion(content: str, completion_tokens: int = 3) -> dict:
+    """A chat completion body as OpenAI-compatible servers send it."""
+    return {"id": "cmpl-1", "object": "chat.completion", "created": 0, "model": "served",
+            "choices": [{"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": content}}],
+            "usage": {"prompt_tokens": 5, "completion_tokens": completion_tokens, "total_tokens": 5 + completion_tokens}}
+
+
+Reply = tuple[int, dict, dict]  # status, headers, JSON body
+
+
+class ScriptedApi:
+    """``POST /v1/chat/completions`` answered by ``respond(n, headers)`` for the n-th request (0-based)."""
+
+    def __init__(self, respond: Callable[[int, dict], Reply]):
+        self.respond, self.received, self.times = respond, [], []
+        api = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self):  # noqa: N802 - http.server's name
+                length = int(self.headers.get("Content-Length") or 0)
+                self.rfile.read(length)
+                headers = {k.lower(): v for k, v in self.headers.items()}
+                n = len(api.received)
+                api.received.append(headers)
+                api.times.append(time.monotonic())
+                status, extra, body = api.respond(n, headers)
+                data = json.dumps(body).encode()
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                for k, v in extra.items():
+                    self.send_header(k, v)
+                self.end_headers()
+                self.wfile.write(data)
+
+            def log_message(self, *args):  # keep the test output quiet
+                pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.port = self.server.server_address[1]
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}/v1"
+
+    def __enter__(self) -> "ScriptedApi":
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+def echo_authorization(status: int) -> Callable[[int, dict], Reply]:
+    """Answer ``status`` with a body that repeats the request's Authorization header (an error
+    body when status >= 400, else a reply whose content carries it)."""
+    def respond(n: int, headers: dict) -> Reply:
+        text = f"injected {status} auth={headers.get('authorization', '')}"
+        if status >= 400:
+            return status, {}, {"error": {"message": text, "type": "server_error"}}
+        return status, {}, completion(text)
+    return respond
+
+
+class HangingServer:
+    """Accepts TCP connections on 127.0.0.1 and never sends a byte; counts the connections."""
+
+    def __init__(self):
+        self.sock = socket.socket()
+        self.sock.bind(("127.0.0.1", 0))
+        self.sock.listen(16)
+        self.port = self.sock.getsockname()[1]
+        self.accepted: list[socket.socket] = []
+        self._stop = threading.Event()
+        self.thread = threading.Thread(target=self._accept, daemon=True)
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}/v1"
+
+    def _accept(self) -> None:
+        self.sock.settimeout(0.1)
+        while not self._stop.is_set():
+            try:
+                conn, _ = self.sock.accept()
+            except OSError:
+                continue
+            self.accepted.append(conn)  # held open, never answered
+
+    def __enter__(self) -> "HangingServer":
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._stop.set()
+        self.thread.join()
+        for conn in self.accepted:
+            conn.close()
+        self.sock.close()
