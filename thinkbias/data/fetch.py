@@ -14,7 +14,6 @@ Environment:
 
 from __future__ import annotations
 
-import hashlib
 import logging
 import os
 import re
@@ -29,6 +28,7 @@ import zipfile
 from pathlib import Path
 from typing import BinaryIO
 
+from thinkbias.data.checksums import sha256_file
 from thinkbias.data.manifest import (
     HfSource,
     ManifestEntry,
@@ -54,15 +54,6 @@ class FetchError(RuntimeError):
 
 class SourceError(Exception):
     """One source failed; the message says why."""
-
-
-def sha256_file(path: str | Path) -> str:
-    """Hex sha256 of a file, read in 1 MiB chunks."""
-    digest = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for chunk in iter(lambda: fh.read(CHUNK), b""):
-            digest.update(chunk)
-    return digest.hexdigest()
 
 
 def offline_mode() -> bool:
