@@ -220,6 +220,7 @@ rule position_extract:
         "results/position/{benchmark}/records/{model}/{mode}.parquet",
     params:
         fallback=POSITION["extraction_fallback"],
+        ccp_definition=POSITION["ccp_definition"],
     wildcard_constraints:
         benchmark="mmlu|arc|gpqa",
         model="[^/]+",
@@ -239,6 +240,7 @@ rule position_byo:
         "results/position/byo/records.parquet",
     params:
         fallback=POSITION["extraction_fallback"],
+        ccp_definition=POSITION["ccp_definition"],
     log:
         "logs/position/byo/records.log",
     conda:

@@ -2,8 +2,10 @@
 
 import math
 
+import pandas as pd
 import pytest
 
+from thinkbias.position.records import extract_records, records_ccp
 from thinkbias.position.trajectory import (
     commitment_change_point,
     count_switches,
@@ -64,6 +66,35 @@ def test_ccp_hand_worked():
     assert math.isnan(commitment_change_point(["A", "B"], [0.1, 0.9], "A"))
     assert math.isnan(commitment_change_point([], [], "A"))
     assert math.isnan(commitment_change_point(["A"], [0.5], None))
+
+
+def test_ccp_eq2_reading_hand_worked():
+    """Eq. 2: the earliest point after which the running answer (latest mention) stays the final one."""
+    ccp = lambda letters, positions, final: commitment_change_point(letters, positions, final, "eq2")  # noqa: E731
+    # all mentions agree: the running answer is final from the first mention on
+    assert ccp(["B", "B"], [0.2, 0.9], "B") == 0.2
+    # a switch in the middle: the same as A.3
+    assert ccp(["A", "B", "C", "B", "B"], [0.1, 0.3, 0.5, 0.7, 0.95], "B") == 0.7
+    # the last mention differs, or there is none: the answer is final only at the end
+    assert ccp(["A", "B"], [0.1, 0.9], "A") == 1.0
+    assert ccp([], [], "A") == 1.0
+    assert math.isnan(ccp(["A"], [0.5], None))
+    with pytest.raises(ValueError, match="unknown CCP definition"):
+        commitment_change_point(["A"], [0.5], "A", "eq1")
+
+
+def test_records_take_the_ccp_definition():
+    gens = pd.DataFrame({"full_text": ["Option B looks fine. The answer is (B).", "I think C. The answer is (D)"],
+                         "question_id": ["q", "q"], "permutation": [0, 1]})
+    a3 = extract_records(gens)["ccp"].tolist()
+    eq2 = extract_records(gens, ccp_definition="eq2")["ccp"].tolist()
+    first_b = gens["full_text"][0].index("B") / len(gens["full_text"][0])
+    assert a3[0] == 0.0 and eq2[0] == pytest.approx(first_b)
+    second = gens["full_text"][1]
+    assert a3[1] == pytest.approx(second.index("D") / len(second)) == eq2[1]
+    records = extract_records(gens)
+    assert records_ccp(records, "eq2").tolist() == pytest.approx(eq2, abs=1e-6)
+    assert records_ccp(records, "a3").tolist() == pytest.approx(a3, abs=1e-6)
 
 
 def test_switching_hand_worked():

@@ -22,8 +22,9 @@ RECORD_COLUMNS = (
 )
 
 
-def record_row(full_text: str, response: str | None, correct: str | None, fallback: bool = True) -> dict:
-    """Extraction results for one record."""
+def record_row(full_text: str, response: str | None, correct: str | None, fallback: bool = True,
+               ccp_definition: str = "a3") -> dict:
+    """Extraction results for one record (``ccp_definition``: see ``commitment_change_point``)."""
     text = full_text if isinstance(full_text, str) else ""
     found = extract_final_answer(text, response if isinstance(response, str) else None, fallback=fallback)
     mentions = extract_trajectory(text)
@@ -39,19 +40,19 @@ def record_row(full_text: str, response: str | None, correct: str | None, fallba
         "length_chars": len(text),
         "n_mentions": len(mentions),
         "trajectory": json.dumps([[m.letter, m.char_pos, round(m.norm_pos, 6)] for m in mentions]),
-        "ccp": commitment_change_point(letters, positions, found.letter),
+        "ccp": commitment_change_point(letters, positions, found.letter, ccp_definition),
         "n_switches": count_switches(letters),
         "eff_sw_per_mention": per_mention,
         "eff_sw_per_kchar": per_kchar,
     }
 
 
-def extract_records(generations: pd.DataFrame, fallback: bool = True) -> pd.DataFrame:
+def extract_records(generations: pd.DataFrame, fallback: bool = True, ccp_definition: str = "a3") -> pd.DataFrame:
     """Add the extraction columns to every row of a generations table."""
     responses = generations["answer"] if "answer" in generations else pd.Series([None] * len(generations))
     correct = generations["correct_position"] if "correct_position" in generations else pd.Series([None] * len(generations))
     rows = [
-        record_row(text, resp, corr, fallback)
+        record_row(text, resp, corr, fallback, ccp_definition)
         for text, resp, corr in zip(generations["full_text"], responses, correct)
     ]
     extra = pd.DataFrame(rows, columns=list(RECORD_COLUMNS), index=generations.index)
@@ -59,3 +60,14 @@ def extract_records(generations: pd.DataFrame, fallback: bool = True) -> pd.Data
     out["final_answer"] = out["final_answer"].astype(object)
     out["is_correct"] = out["is_correct"].astype(float)
     return out
+
+
+def records_ccp(records: pd.DataFrame, definition: str) -> pd.Series:
+    """CCP of every record under ``definition`` from its stored trajectory and final answer (to
+    compare the two readings on one run without extracting again)."""
+    values = []
+    for trajectory, final in zip(records["trajectory"], records["final_answer"]):
+        mentions = json.loads(trajectory) if isinstance(trajectory, str) else []
+        letter = final if isinstance(final, str) else None
+        values.append(commitment_change_point([m[0] for m in mentions], [m[2] for m in mentions], letter, definition))
+    return pd.Series(values, index=records.index, dtype=float)

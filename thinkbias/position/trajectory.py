@@ -53,21 +53,36 @@ def extract_trajectory(text: str) -> list[Mention]:
     return [by_pos[p] for p in sorted(by_pos)]
 
 
-def commitment_change_point(letters: list[str], positions: list[float], final: str | None) -> float:
-    """CCP of Eq. 2 as implemented in Appendix A.3.
+CCP_DEFINITIONS = ("a3", "eq2")
 
-    0 when every mention equals the final answer; otherwise the normalised position of the first
-    mention after the last mention that differs from the final answer. NaN ("not detectable") when
-    there is no final answer, no mention, or the last mention itself differs from the final answer.
+
+def commitment_change_point(letters: list[str], positions: list[float], final: str | None,
+                            definition: str = "a3") -> float:
+    """CCP of one trajectory. The paper gives two readings that disagree (NaN = not detectable):
+
+    | trajectory | ``a3`` (Appendix A.3 formula, default) | ``eq2`` (Eq. 2) |
+    |---|---|---|
+    | every mention equals the final answer | 0 | the first mention's position |
+    | otherwise, last differing mention i* not last | position of mention i* + 1 | the same |
+    | the last mention differs from the final answer | NaN | 1.0 (commits only at the end) |
+    | no mention | NaN | 1.0 |
+    | no final answer | NaN | NaN |
+
+    ``eq2`` reads Eq. 2, CCP = (1/T) min{t : a(t') = a(T) for all t' >= t}, with a(t) the latest
+    mention at or before t (no answer before the first mention) and a(T) the final answer.
     """
-    if final is None or not letters:
+    if definition not in CCP_DEFINITIONS:
+        raise ValueError(f"unknown CCP definition '{definition}' (expected one of {', '.join(CCP_DEFINITIONS)})")
+    if final is None:
         return math.nan
+    if not letters:
+        return 1.0 if definition == "eq2" else math.nan
     differing = [i for i, letter in enumerate(letters) if letter != final]
     if not differing:
-        return 0.0
+        return 0.0 if definition == "a3" else float(positions[0])
     last = differing[-1]
     if last + 1 >= len(letters):
-        return math.nan
+        return 1.0 if definition == "eq2" else math.nan
     return float(positions[last + 1])
 
 
