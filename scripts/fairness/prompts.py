@@ -1,12 +1,14 @@
 """Sample N records of one dataset and render both counterfactual sides of each (fairness step 1)."""
 from thinkbias.data.loaders import load_adult, load_compas, load_credit
 from thinkbias.data.sampling import sample_rows
+from thinkbias.data.verify import verify_manifest_files
 from thinkbias.fairness.prompts import build_prompts, prepare_records
 from thinkbias.workflow import rule_logging
 
 with rule_logging(snakemake.log[0]) as log:
     dataset = snakemake.wildcards.dataset
     raw = list(snakemake.input)
+    verify_manifest_files(snakemake.params.manifest, raw)  # before a byte is read
     if dataset == "adult":
         records = load_adult(raw[0], raw[1])
     elif dataset == "compas":

@@ -1,7 +1,7 @@
 """sha256 remembered by stat (thinkbias.data.checksums), on a real fetched file copied into tmp_path.
 
-How often the file is really read is measured by counting calls of the hashing function (the
-real one runs on every call)."""
+How often the file is really read is measured by counting calls of the hashing function (fixture
+``hash_reads``; the real one runs on every call)."""
 
 from __future__ import annotations
 
@@ -14,7 +14,6 @@ from pathlib import Path
 
 import pytest
 
-import thinkbias.data.checksums as checksums
 from thinkbias.data.checksums import ChecksumMismatch, require_sha256, sha256_file, sidecar_path, verified_sha256
 
 COMPAS = "raw/compas/compas-scores-two-years.csv"
@@ -29,20 +28,6 @@ def compas_copy(raw_file, tmp_path: Path) -> Path:
     hour_ago = time.time_ns() - 3600 * 10**9
     os.utime(dest, ns=(hour_ago, hour_ago))
     return dest
-
-
-@pytest.fixture
-def hash_reads(monkeypatch) -> list[Path]:
-    """Paths the hashing function reads, in order (it still hashes them)."""
-    reads: list[Path] = []
-    real = checksums.sha256_file
-
-    def counting(path):
-        reads.append(Path(path))
-        return real(path)
-
-    monkeypatch.setattr(checksums, "sha256_file", counting)
-    return reads
 
 
 def test_sha256_of_a_hand_checked_content(tmp_path: Path):
