@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from thinkbias.models.awq import RECORD, AwqSettings, quantize_awq
-from thinkbias.models.hub import file_sha256
+from thinkbias.data.checksums import sha256_file
 
 pytestmark = pytest.mark.slow
 if os.environ.get("THINKBIAS_REQUIRE_AWQ"):
@@ -84,11 +84,11 @@ def test_record_names_source_calibration_and_every_file_it_published(quantized):
     assert json.loads((dest / RECORD).read_text()) == record
     assert record["source"] == "tiny-gemma2" and record["source_revision"] == "c" * 40
     assert record["settings"]["calib_data"] == str(quantized["calib"])
-    assert record["calib_data_sha256"] == file_sha256(quantized["calib"])
+    assert record["calib_data_sha256"] == sha256_file(quantized["calib"])
     assert record["quantizer"].startswith("autoawq ")
     published = {p.name for p in dest.iterdir()} - {RECORD}
     assert {"config.json", "model.safetensors", "tokenizer.json"} <= published
-    assert record["files"] == {name: file_sha256(dest / name) for name in sorted(published)}
+    assert record["files"] == {name: sha256_file(dest / name) for name in sorted(published)}
     assert not list(dest.parent.glob(".tiny-gemma2-awq-*"))  # the staging folder is gone
 
 

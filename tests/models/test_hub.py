@@ -14,7 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from thinkbias.models.hub import HubClient, WeightsError, download_snapshot, is_pinned, resolve_revision
+from thinkbias.models.hub import (HubClient, WeightsError, download_snapshot, is_pinned, read_sha256_record,
+                                  resolve_revision)
 
 COMMIT = "0123456789abcdef0123456789abcdef01234567"
 OTHER = "fedcba9876543210fedcba9876543210fedcba98"
@@ -88,10 +89,16 @@ def test_short_pin_downloads_the_full_commit_and_records_it(hub: FolderHub, tmp_
     verified = download_snapshot("org/m", COMMIT[:7], registry_files(2), dest, hub=hub)
     assert hub.fetched == [COMMIT]
     assert (dest / "REVISION").read_text().strip() == COMMIT
-    assert sorted(p.name for p in dest.iterdir()) == [
-        "REVISION", "config.json", "model-00001-of-00002.safetensors", "model-00002-of-00002.safetensors",
-        "model.safetensors.index.json"]
+    assert sorted(p.name for p in dest.iterdir() if not p.name.startswith(".")) == [
+        "REVISION", "SHA256SUMS", "config.json", "model-00001-of-00002.safetensors",
+        "model-00002-of-00002.safetensors", "model.safetensors.index.json"]
     assert verified["model-00001-of-00002.safetensors"] == sha(b"model-00001-of-00002.safetensors" * 3)
+    # the verified hashes, for the check before each load (tests/llm/test_weights.py)
+    assert read_sha256_record(dest) == verified and (dest / "SHA256SUMS").read_text() == "".join(
+        f"{verified[n]}  {n}\n" for n in sorted(verified))
+    # and remembered by stat: one hidden sidecar per weight file, nothing else hidden is left
+    assert sorted(p.name for p in dest.iterdir() if p.name.startswith(".")) == [
+        f".{n}.verified" for n in sorted(verified)]
 
 
 def test_short_pin_that_resolves_elsewhere_fails(hub: FolderHub):

@@ -28,8 +28,14 @@ def open_engine(spec: ModelSpec, cache_dir: str | Path | None, n_threads: int | 
     """Load ``spec``'s model once and return its engine (also a context manager that closes it).
 
     ``cache_dir`` holds the persistent cache (``None``: in-memory only). ``n_threads`` applies to
-    llama.cpp (default: ``extra.n_threads``, ``THINKBIAS_THREADS`` or every core).
+    llama.cpp (default: ``extra.n_threads``, ``THINKBIAS_THREADS`` or every core). Local weights are
+    verified first (``thinkbias.llm.weights.verified_spec``): a file that differs from its recorded
+    sha256 stops here, before the model loads or the cache opens, and the engine's cache identity is
+    the verified hash of the files loaded.
     """
+    from thinkbias.llm.weights import verified_spec
+
+    spec = verified_spec(spec)
     if spec.backend == "llamacpp":
         from thinkbias.llm.llamacpp import LlamaCppEngine
 

@@ -22,7 +22,11 @@ def embed_texts(spec: ModelSpec, texts: Sequence[str], cache_dir: str | Path | N
 
     llamacpp: a separate ``Llama(embedding=True)`` with mean pooling over the text's tokens (no
     chat template; unnormalised). openai: ``extra.embeddings_model`` (default ``api_model``).
+    Local weights are verified before the cache opens; their verified hash is the cache identity.
     """
+    from thinkbias.llm.weights import verified_spec
+
+    spec = verified_spec(spec)
     cache = RequestCache(None if cache_dir is None else cache_path(cache_dir, spec.id))
     model_name = spec.extra.get("embeddings_model", spec.api_model) if spec.backend == "openai" else "mean"
     try:

@@ -107,6 +107,7 @@ def spec_from_entry(model_id: str, entry: dict, weights: str = "", base: Path | 
         backend=entry["backend"],
         weights=weights or default_weights(model_id, entry, base),
         weights_sha256=sha,
+        files=tuple((str(f["name"]), str(f.get("sha256") or "")) for f in files),
         chat_template=entry.get("chat_template"),
         thinking=entry["thinking"],
         think_open=entry["think_open"],

@@ -23,7 +23,11 @@ class ModelSpec:
         id: registry key, e.g. ``smollm2-135m``.
         backend: which engine runs it.
         weights: local path of the weights (GGUF file, or HF snapshot folder for vLLM); empty for APIs.
-        weights_sha256: checksum of the weights (first file for multi-file models); part of every cache key.
+        weights_sha256: identity of the weights, part of every cache key. The registry gives the
+            declared one (first file's pinned sha256, a vLLM pin's revision, a quantization's
+            settings); ``thinkbias.llm.weights.verified_spec`` replaces it, before a model loads,
+            by the verified sha256 of the files loaded (one file: its sha256).
+        files: the registry's local weight files as (name, pinned sha256 or ""), first one loaded.
         chat_template: Jinja chat template overriding the one in the weights' metadata, or None.
         thinking: how the think arm is produced: ``native`` (the model opens ``<think>`` itself),
             ``prefill`` (the assistant turn is pre-filled with ``think_open``), ``prompt`` (the
@@ -41,6 +45,7 @@ class ModelSpec:
     backend: Backend
     weights: str = ""
     weights_sha256: str = ""
+    files: tuple[tuple[str, str], ...] = ()
     chat_template: str | None = None
     thinking: ThinkingControl = "prefill"
     think_open: str = "<think>\n"

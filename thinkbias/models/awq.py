@@ -14,7 +14,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Callable
 
-from thinkbias.models.hub import file_sha256
+from thinkbias.data.checksums import sha256_file
 
 
 @dataclass(frozen=True)
@@ -94,9 +94,9 @@ def quantization_record(source_dir: Path, out_dir: Path, settings: AwqSettings, 
         "source": source_dir.name,
         "source_revision": revision.read_text().strip() if revision.exists() else None,
         "settings": asdict(settings),
-        "calib_data_sha256": file_sha256(Path(settings.calib_data)) if local else None,
+        "calib_data_sha256": sha256_file(Path(settings.calib_data)) if local else None,
         "quantizer": quantizer,
-        "files": {p.name: file_sha256(p) for p in sorted(out_dir.iterdir()) if p.is_file() and p.name != RECORD},
+        "files": {p.name: sha256_file(p) for p in sorted(out_dir.iterdir()) if p.is_file() and p.name != RECORD},
     }
 
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import re
@@ -11,10 +10,15 @@ import tempfile
 from pathlib import Path
 from typing import Sequence
 
+from thinkbias.data.checksums import remember_sha256, sha256_file
+
 TOKEN_ENVS = ("HF_TOKEN", "HUGGING_FACE_HUB_TOKEN")
 # Files besides the weights that a vLLM/transformers snapshot needs to load.
 SNAPSHOT_SIDECARS = ("*.json", "*.model", "*.txt", "*.jinja", "*.py")
 SHARD_INDEX = "model.safetensors.index.json"
+# Written beside the weights after a download: the verified sha256 of every weight file, in
+# ``sha256sum`` format; what the files are checked against before each load (thinkbias.llm.weights).
+SHA256_RECORD = "SHA256SUMS"
 # A pin is a commit hash: the full 40 hex digits, or a prefix of at least 7 that the hub resolves.
 PIN_RE = re.compile(r"[0-9a-f]{7,40}")
 
@@ -55,15 +59,6 @@ def hub_token() -> str | None:
         if os.environ.get(name):
             return os.environ[name]
     return None
-
-
-def file_sha256(path: Path, chunk: int = 1 << 20) -> str:
-    """Hex sha256 of a file, read in chunks."""
-    h = hashlib.sha256()
-    with open(path, "rb") as fh:
-        while block := fh.read(chunk):
-            h.update(block)
-    return h.hexdigest()
 
 
 def is_commit_hash(revision: str) -> bool:
@@ -124,7 +119,9 @@ def download_snapshot(repo: str, revision: str, files: Sequence[dict], dest: Pat
                       sidecars: bool = True, hub: HubClient | None = None) -> dict[str, str]:
     """Fetch ``files`` (plus config/tokenizer sidecars) of ``repo`` at a pinned ``revision`` into
     ``dest``; check the shard index and each weight file's sha256; move files into place only after
-    verification, and record the full commit in ``dest/REVISION``.
+    verification, and record the full commit in ``dest/REVISION`` and the verified sha256 of each
+    weight file in ``dest/SHA256SUMS`` (remembered by stat too, so the first load does not hash
+    the files again).
 
     Returns the verified sha256 per weight file. Raises ``WeightsError`` naming the file on mismatch
     and a clear message for gated repos without a token.
@@ -152,7 +149,7 @@ def download_snapshot(repo: str, revision: str, files: Sequence[dict], dest: Pat
             path = Path(tmp) / name
             if not path.exists():
                 raise WeightsError(f"{repo}@{commit}: {name} is not in the snapshot")
-            got = file_sha256(path)
+            got = sha256_file(path)
             if got != sha:
                 raise WeightsError(f"{repo}@{commit}: {name} has sha256 {got}, expected {sha}")
         for item in Path(tmp).iterdir():
@@ -162,5 +159,30 @@ def download_snapshot(repo: str, revision: str, files: Sequence[dict], dest: Pat
             if target.exists():
                 shutil.rmtree(target) if target.is_dir() else target.unlink()
             os.replace(item, target)
+    for name, sha in expected.items():
+        remember_sha256(dest / name, sha)
+    write_sha256_record(dest, expected)
     (dest / "REVISION").write_text(commit + "\n")
     return expected
+
+
+def write_sha256_record(folder: Path, sha256: dict[str, str]) -> Path:
+    """Write ``folder/SHA256SUMS`` (``<sha256>  <name>`` lines, sorted by name) atomically."""
+    record = folder / SHA256_RECORD
+    tmp = folder / f".{SHA256_RECORD}.tmp"
+    tmp.write_text("".join(f"{sha}  {name}\n" for name, sha in sorted(sha256.items())))
+    os.replace(tmp, record)
+    return record
+
+
+def read_sha256_record(folder: Path) -> dict[str, str]:
+    """The ``SHA256SUMS`` of a downloaded snapshot as name -> sha256 (empty when there is none)."""
+    record = folder / SHA256_RECORD
+    if not record.exists():
+        return {}
+    out = {}
+    for line in record.read_text().splitlines():
+        if line.strip():
+            sha, name = line.split(maxsplit=1)
+            out[name.strip().lstrip("*")] = sha
+    return out
