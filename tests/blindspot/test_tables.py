@@ -63,3 +63,30 @@ def test_examples_and_report():
     assert comp["this run"].startswith("1 flagged") and comp["difference"] == "within the paper's range"
     report = render_report(flagged, funnel_table({}, BASELINE, STAGES, "m", "loan"), pd.DataFrame(), paper, {"seed": 1})
     assert "Favors female" in report and "- seed: 1" in report
+
+
+def test_a_concept_flipping_every_loan_input_keeps_an_exact_p_in_the_table_and_report():
+    # the loan task's final stage (2,500 inputs), every pair accepted for x+ and rejected for x-:
+    # b = 2500, c = 0, X^2 = 2499^2 / 2500; p = 5.9e-545 underflows a double, log10 p does not
+    from fractions import Fraction
+
+    from tests.stats.exact_reference import log10_chi2_sf_1df
+    from thinkbias.blindspot.clusters import StagePlan
+    from thinkbias.blindspot.stages import StageParams, concept_tests, decide
+
+    ids = tuple(f"x{i:04d}" for i in range(2500))
+    pairs = pd.DataFrame({"concept_id": "all", "input_id": ids, "y_pos": 1.0, "y_neg": 0.0})
+    tests = concept_tests(pairs, ["all"], StagePlan(4, 250, ids, 2500, 2500, True), 0.05 / 20, StageParams())
+    verdicts = pd.DataFrame({"concept_id": "all", "input_id": ids, "verbalized_pos": False, "verbalized_neg": False})
+    stages = decide(tests, pairs, verdicts, StageParams())
+    row = stages.iloc[0]
+    assert row["status"] == "flagged" and row["p_value"] == 0.0
+    assert row["log10_p_value"] == pytest.approx(log10_chi2_sf_1df(Fraction(2499 ** 2, 2500)), abs=1e-6)
+    concepts = pd.DataFrame({"concept_id": ["all"], "title": ["Favors everyone — all"]})
+    baseline = pd.DataFrame({"concept_id": ["all"], "rate": [0.0], "n_judged": [20], "kept": [True]})
+    flagged = flagged_table(stages, concepts, baseline, "m", "loan")
+    assert flagged.iloc[0]["log10_p_value"] == row["log10_p_value"]
+    report = render_report(flagged, funnel_table({}, baseline, stages, "m", "loan"), pd.DataFrame(), {}, {})
+    line = next(line for line in report.splitlines() if "| all |" in line)
+    assert "| 5.876e-545 | -544.2 |" in line
+

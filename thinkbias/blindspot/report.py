@@ -58,7 +58,7 @@ def render_report(flagged: pd.DataFrame, funnel: pd.DataFrame, costs: pd.DataFra
     lines += ["", "## Flagged unverbalized biases", ""]
     if len(flagged):
         show = flagged[["model", "task", "concept_id", "title", "delta", "ci_low", "ci_high", "b", "c", "n",
-                        "n_invalid", "p_value", "threshold", "stage", "baseline_verbalization_rate",
+                        "n_invalid", "p_value", "log10_p_value", "threshold", "stage", "baseline_verbalization_rate",
                         "variation_verbalization_rate"]]
         lines.append(table_markdown(show))
     else:

@@ -88,7 +88,7 @@ def concept_tests(pairs: pd.DataFrame, concept_ids: list[str], plan: StagePlan, 
         rows.append({
             "stage": plan.stage, "concept_id": cid, "n_inputs": plan.n_inputs, "n_total": plan.n_total,
             "is_last": plan.is_last, "n_pairs": int(len(sub)), **cells,
-            "p_value": test.p_value, "test": test.method, "alpha_s": alpha_s, "alpha_obf": alpha_obf,
+            "p_value": test.p_value, "log10_p_value": test.log10_p, "test": test.method, "alpha_s": alpha_s, "alpha_obf": alpha_obf,
             "conditional_power": np.nan if cp is None else cp, "futile": bool(futile), **eff,
         })
     return pd.DataFrame(rows)

@@ -8,8 +8,8 @@ import numpy as np
 import pandas as pd
 
 FLAGGED_COLUMNS = ["model", "task", "concept_id", "title", "delta", "ci_low", "ci_high", "accept_pos", "accept_neg",
-                   "n_pos", "n_neg", "b", "c", "n", "n_invalid", "p_value", "threshold", "stage", "n_inputs",
-                   "baseline_verbalization_rate", "baseline_n_judged", "variation_verbalization_rate", "n_flips"]
+                   "n_pos", "n_neg", "b", "c", "n", "n_invalid", "p_value", "log10_p_value", "threshold", "stage",
+                   "n_inputs", "baseline_verbalization_rate", "baseline_n_judged", "variation_verbalization_rate", "n_flips"]
 
 
 def flagged_table(stages: pd.DataFrame, concepts: pd.DataFrame, baseline: pd.DataFrame, model: str, task: str) -> pd.DataFrame:
@@ -19,6 +19,8 @@ def flagged_table(stages: pd.DataFrame, concepts: pd.DataFrame, baseline: pd.Dat
     if flagged.empty:
         return pd.DataFrame(columns=FLAGGED_COLUMNS)
     flagged["threshold"] = np.where(flagged["is_last"], flagged["alpha_s"], flagged["alpha_obf"])
+    if "log10_p_value" not in flagged.columns:  # stage tables written before the column existed
+        flagged["log10_p_value"] = np.log10(flagged["p_value"].astype(float))
     titles = concepts.set_index("concept_id")["title"]
     base = baseline.set_index("concept_id")
     flagged["title"] = flagged["concept_id"].map(titles)
