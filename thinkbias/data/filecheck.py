@@ -59,7 +59,7 @@ def _csv_rows(path: Path, delimiter: str) -> int:
             raise FileCheckError(f"not readable as CSV near line {reader.line_num} ({exc}); "
                                  "truncated?") from exc
     if ragged:
-        raise FileCheckError(f"{ragged} records do not have the header's {len(header)} fields "
+        raise FileCheckError(f"{ragged} of {rows} records do not have the header's {len(header)} fields "
                              f"(first: line {first[0]}, {first[1]} fields); truncated or not this format?")
     return rows
 
