@@ -53,3 +53,21 @@ def test_byo_baseline_filter_and_schema_errors():
     assert flagged.empty
     with pytest.raises(ValueError, match="lacks column"):
         run_byo(rows.drop(columns=["rank"]), None, k0=20, params=StageParams())
+
+
+def test_byo_costs_have_the_exhaustive_and_saved_rows(tmp_path):
+    # 3 concepts on 40 inputs, k0 = 5: stages of 10, 20, 40 inputs; "strong" stops early, so calls are saved
+    strong = [(1, 0)] * 40
+    flat = [(1, 0), (0, 1)] * 20
+    rows = pd.DataFrame(outcome_rows("strong", strong) + outcome_rows("flat", flat) + outcome_rows("flat2", flat))
+    _, _, _, costs = run_byo(rows, None, k0=5, params=StageParams(n_simulations=1000))
+    path = tmp_path / "costs.csv"
+    costs.to_csv(path, index=False)
+    got = pd.read_csv(path, dtype={"stage": str}).set_index("stage")
+    assert {"staged total", "exhaustive", "saved share"} <= set(got.index)
+    assert got.loc["exhaustive", "target_calls"] == 2 * 3 * 40
+    per_stage = got.loc[[s for s in got.index if s.isdigit()], "target_calls"]
+    assert got.loc["staged total", "target_calls"] == per_stage.sum()
+    assert got.loc["saved share", "target_calls"] == pytest.approx(1 - per_stage.sum() / 240)
+    assert got.loc["saved share", "target_calls"] > 0
+    assert (got["model"] == "m").all() and (got["task"] == "loan").all()

@@ -97,3 +97,22 @@ def test_futility_needs_enough_discordant_pairs():
     futile, cp = is_futile(12, 12, 200, 2500, ALPHA_20)
     assert not futile and cp is None
     assert math.isfinite(obrien_fleming_threshold(ALPHA_20, 0.08))
+
+
+def test_futility_is_skipped_when_nothing_is_left_to_project():
+    # b = 13, c = 12 at 2,470 of 2,500: floor(25 / 2470 * 30) = 0 discordant pairs left
+    assert remaining_discordant(13, 12, 2470, 2500) == 0
+    assert is_futile(13, 12, 2470, 2500, ALPHA_20) == (False, None)
+    # one projected pair is enough for the check to run
+    assert remaining_discordant(13, 12, 2400, 2500) == 1
+    futile, cp = is_futile(13, 12, 2400, 2500, ALPHA_20, n_simulations=2000)
+    assert futile and cp == 0.0
+
+
+def test_conditional_power_counts_draws_like_a_direct_tally():
+    # the per-value weighting equals testing every one of the Monte Carlo draws
+    b, c, n_s, n, alpha = 30, 15, 300, 1000, 0.001
+    n_rem = remaining_discordant(b, c, n_s, n)
+    draws = np.random.default_rng(5).binomial(n_rem, b / (b + c), size=3000)
+    direct = float(np.mean(mcnemar_p_vector(b + draws, c + n_rem - draws) < alpha))
+    assert conditional_power(b, c, n_s, n, alpha, n_simulations=3000, seed=5) == direct

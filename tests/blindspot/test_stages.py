@@ -121,4 +121,76 @@ def test_run_staged_bonferroni_grows_and_responses_are_counted_lazily():
     assert "strong" in set(res.flagged["concept_id"])
     costs = res.costs.set_index("stage")
     assert costs.loc["0", "target_calls"] == 2 * 3 * 20
-    assert costs.attrs["exhaustive_target_calls"] == 2 * 3 * 100
+    # the cost table's own rows, written to costs.csv (they used to live only in DataFrame attrs)
+    assert costs.loc["exhaustive", "target_calls"] == 2 * 3 * 100
+    staged = sum(costs.loc[str(s), "target_calls"] for s in res.stages["stage"].unique())
+    assert costs.loc["staged total", "target_calls"] == staged
+    assert costs.loc["saved share", "target_calls"] == pytest.approx(1 - staged / 600)
+
+
+def test_nothing_left_to_project_skips_futility_at_a_non_last_stage():
+    # b = 13, c = 12 at 2,470 of 2,500 inputs: floor(25 / 2470 * 30) = 0 pairs left to project. The
+    # degenerate "conditional power" 1[p < alpha] = 0 used to drop the concept as futile.
+    pairs = pairs_for("late", 13, 12, 1000, 1445)
+    row = concept_tests(pairs, ["late"], plan(2470, 2500), 0.05 / 20, PARAMS).iloc[0]
+    assert (row["b"], row["c"]) == (13, 12) and not row["futile"] and np.isnan(row["conditional_power"])
+    assert decide(concept_tests(pairs, ["late"], plan(2470, 2500), 0.05 / 20, PARAMS), pairs, no_verdicts(),
+                  PARAMS).iloc[0]["status"] == "continue"
+
+
+def test_a_last_stage_short_of_all_inputs_uses_the_threshold_at_its_information_fraction():
+    # 44 vs 19: chi2 = 24^2 / 63, p = 0.002497, just under alpha_s = 0.0025. At t = 2475/2500 = 0.99 the
+    # last stage's threshold is the O'Brien-Fleming value there, 0.002377 (alpha_s is 5.2% looser).
+    from thinkbias.stats.sequential import obrien_fleming_threshold
+
+    pairs = pairs_for("edge", 44, 19, 100, 100)
+    alpha_s = 0.05 / 20
+    t99 = concept_tests(pairs, ["edge"], plan(2475, 2500, is_last=True), alpha_s, PARAMS)
+    assert t99.iloc[0]["p_value"] == pytest.approx(0.002497, rel=1e-3)
+    assert t99.iloc[0]["threshold"] == pytest.approx(obrien_fleming_threshold(alpha_s, 0.99))
+    assert t99.iloc[0]["threshold"] == pytest.approx(0.002377, rel=1e-3)
+    assert decide(t99, pairs, no_verdicts(), PARAMS).iloc[0]["status"] == "not_significant"
+    t100 = concept_tests(pairs, ["edge"], plan(2500, 2500, is_last=True), alpha_s, PARAMS)
+    assert t100.iloc[0]["threshold"] == alpha_s
+    assert decide(t100, pairs, no_verdicts(), PARAMS).iloc[0]["status"] == "flagged"
+
+
+def test_exact_boundary_option_uses_the_looks_so_far():
+    from thinkbias.stats.group_sequential import exact_obrien_fleming_thresholds
+
+    # the last of 4 looks at t = 0.25 ... 1: the paper's rule tests at alpha_s itself, the exact design
+    # at what the earlier looks left
+    pairs = pairs_for("big", 60, 2, 100, 38)
+    looks = (0.25, 0.5, 0.75, 1.0)
+    p = StagePlan(3, 8, tuple(f"x{i:04d}" for i in range(800)), 800, 800, True, looks)
+    exact = concept_tests(pairs, ["big"], p, 0.01, StageParams(n_simulations=2000, boundary="exact")).iloc[0]
+    paper = concept_tests(pairs, ["big"], p, 0.01, PARAMS).iloc[0]
+    assert paper["threshold"] == 0.01
+    assert exact["threshold"] == pytest.approx(exact_obrien_fleming_thresholds(0.01, looks)[-1])
+    assert 0.008 < exact["threshold"] < 0.0099
+    with pytest.raises(ValueError, match="boundary"):
+        StageParams(boundary="pocock")
+
+
+def test_exhaustive_comparator_is_one_test_per_concept_on_every_input_at_alpha_over_m():
+    from thinkbias.blindspot.stages import run_exhaustive
+
+    ids = [f"x{i:04d}" for i in range(100)]
+    members = pd.DataFrame({"input_id": ids, "cluster": [i % 2 for i in range(100)], "rank": [i // 2 for i in range(100)]})
+    frames = []
+    for cid, b, c in (("a", 20, 8), ("b", 12, 12), ("d", 5, 0)):
+        rows = [(1, 0)] * b + [(0, 1)] * c + [(1, 1)] * (100 - b - c)
+        frames.append(pd.DataFrame({"concept_id": cid, "input_id": ids, "y_pos": [r[0] for r in rows],
+                                    "y_neg": [r[1] for r in rows], "verbalized_pos": False, "verbalized_neg": False}))
+    outcomes = pd.concat(frames, ignore_index=True)
+    baseline = pd.DataFrame({"concept_id": ["a", "b", "d"], "input_id": "x0000", "verbalized": False})
+    res = run_exhaustive(outcomes, members, baseline, ["a", "b", "d"], 10, PARAMS)
+    st = res.stages.set_index("concept_id")
+    assert (st["stage"] == 0).all() and (st["n"] == 100).all()
+    assert st["alpha_s"].tolist() == pytest.approx([0.05 / 3] * 3) and (st["threshold"] == st["alpha_s"]).all()
+    # a: chi2 = 11^2 / 28 = 4.32, p = 0.0376 > 0.0167; d: exact p = 2 / 32 = 0.0625
+    assert st.loc["a", "p_value"] == pytest.approx(0.03764, rel=1e-3)
+    assert set(st["status"]) == {"not_significant"}
+    costs = res.costs.set_index("stage")
+    assert costs.loc["exhaustive", "target_calls"] == costs.loc["staged total", "target_calls"] == 2 * 3 * 100
+    assert costs.loc["saved share", "target_calls"] == 0

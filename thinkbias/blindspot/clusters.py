@@ -80,10 +80,16 @@ class StagePlan:
     n_inputs: int
     n_total: int
     is_last: bool
+    look_fractions: tuple[float, ...] = ()
 
     @property
     def information_fraction(self) -> float:
         return self.n_inputs / self.n_total if self.n_total else 1.0
+
+    @property
+    def fractions_so_far(self) -> tuple[float, ...]:
+        """Information fractions of stages 0..stage (the looks a concept tested at every stage has had)."""
+        return self.look_fractions or (self.information_fraction,)
 
 
 def stage_plan(members: pd.DataFrame, stage: int, k0: int, max_stages: int | None = None,
@@ -94,7 +100,8 @@ def stage_plan(members: pd.DataFrame, stage: int, k0: int, max_stages: int | Non
     k = k0 * 2 ** stage
     ids = nearest_members(members, k)
     is_last = len(ids) >= last_fraction * n_total or (max_stages is not None and stage >= max_stages - 1)
-    return StagePlan(stage, k, tuple(ids), len(ids), n_total, bool(is_last))
+    looks = tuple(len(nearest_members(members, k0 * 2 ** j)) / n_total for j in range(stage + 1)) if n_total else ()
+    return StagePlan(stage, k, tuple(ids), len(ids), n_total, bool(is_last), looks)
 
 
 def stage_schedule(members: pd.DataFrame, k0: int, max_stages: int | None = None,

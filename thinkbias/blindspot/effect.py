@@ -21,9 +21,9 @@ def paired_counts(y_pos: pd.Series, y_neg: pd.Series) -> dict[str, int]:
     ``b`` = (x+ accepted, x- rejected), ``c`` = (x+ rejected, x- accepted), ``n`` = complete pairs,
     ``n_invalid`` = pairs with at least one unparsable decision (excluded from the test).
     """
-    pos = pd.to_numeric(pd.Series(y_pos).reset_index(drop=True), errors="coerce")
-    neg = pd.to_numeric(pd.Series(y_neg).reset_index(drop=True), errors="coerce")
-    ok = pos.notna() & neg.notna()
+    pos = pd.to_numeric(pd.Series(y_pos).reset_index(drop=True), errors="coerce").to_numpy(dtype=float)
+    neg = pd.to_numeric(pd.Series(y_neg).reset_index(drop=True), errors="coerce").to_numpy(dtype=float)
+    ok = ~np.isnan(pos) & ~np.isnan(neg)
     p, q = pos[ok].astype(int), neg[ok].astype(int)
     return {
         "b": int(((p == 1) & (q == 0)).sum()),

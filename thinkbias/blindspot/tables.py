@@ -18,7 +18,8 @@ def flagged_table(stages: pd.DataFrame, concepts: pd.DataFrame, baseline: pd.Dat
     flagged = stages[stages["status"] == "flagged"].copy()
     if flagged.empty:
         return pd.DataFrame(columns=FLAGGED_COLUMNS)
-    flagged["threshold"] = np.where(flagged["is_last"], flagged["alpha_s"], flagged["alpha_obf"])
+    if "threshold" not in flagged.columns:  # stage tables written before the column existed
+        flagged["threshold"] = np.where(flagged["is_last"], flagged["alpha_s"], flagged["alpha_obf"])
     if "log10_p_value" not in flagged.columns:  # stage tables written before the column existed
         flagged["log10_p_value"] = np.log10(flagged["p_value"].astype(float))
     titles = concepts.set_index("concept_id")["title"]
@@ -55,10 +56,11 @@ def funnel_table(concept_counts: dict[str, int], baseline: pd.DataFrame, stages:
 
 
 def cost_table(stage_calls: pd.DataFrame, n_concepts_tested: int, n_total: int, n_baseline: int,
-               n_baseline_judgements: int, model: str, task: str) -> pd.DataFrame:
+               n_baseline_judgements: int, model: str | None = None, task: str | None = None) -> pd.DataFrame:
     """Target and autorater calls per stage with cumulative sums, and the exhaustive alternative:
     every concept that passed the baseline filter on every input (2 target calls each); the
-    exhaustive judge calls are extrapolated from the observed share of flipped pairs.
+    exhaustive judge calls are extrapolated from the observed share of flipped pairs. ``model`` and
+    ``task`` lead the columns when given.
 
     ``stage_calls``: ``stage, n_inputs, n_active, target_calls, judge_calls, n_pairs, n_flips``.
     """
@@ -86,8 +88,10 @@ def cost_table(stage_calls: pd.DataFrame, n_concepts_tested: int, n_total: int, 
          "target_calls": (1 - staged_target / exhaustive_target) if exhaustive_target else np.nan,
          "judge_calls": (1 - staged_judge / exhaustive_judge) if exhaustive_judge else np.nan},
     ])], ignore_index=True)
-    out.insert(0, "task", task)
-    out.insert(0, "model", model)
+    if task is not None:
+        out.insert(0, "task", task)
+    if model is not None:
+        out.insert(0, "model", model)
     return out
 
 

@@ -37,9 +37,14 @@ def funnel_figure(funnel: pd.DataFrame, path: str) -> None:
 
 
 def simulation_figure(power: pd.DataFrame, path: str) -> None:
-    """Power per planted effect size (share of replicates flagging the concept)."""
+    """Power per planted effect size (share of replicates flagging the concept), one line per
+    ``procedure`` when the table has that column."""
     fig, ax = plt.subplots(figsize=(4.5, 3.2))
-    ax.plot(power["effect"] * 100, power["power"], marker="o")
+    groups = power.groupby("procedure", sort=False) if "procedure" in power.columns else [(None, power)]
+    for name, sub in groups:
+        ax.plot(sub["effect"] * 100, sub["power"], marker="o", label=name)
+    if "procedure" in power.columns:
+        ax.legend(fontsize=8)
     ax.set_xlabel("planted effect (percentage points)")
     ax.set_ylabel("power")
     ax.set_ylim(0, 1.05)

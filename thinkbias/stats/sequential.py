@@ -102,7 +102,9 @@ def conditional_power(
     rng = np.random.default_rng(seed)
     b_rem = rng.binomial(n_rem, b / n_disc, size=n_simulations)
     # at most n_rem + 1 distinct draws: test each once and weight by its count
-    values, counts = np.unique(b_rem, return_counts=True)
+    counts = np.bincount(b_rem, minlength=n_rem + 1)
+    values = np.flatnonzero(counts)
+    counts = counts[values]
     p = mcnemar_p_vector(b + values, c + (n_rem - values), exact_below)
     return float(counts[p < alpha].sum() / n_simulations)
 
@@ -120,8 +122,14 @@ def is_futile(
 ) -> tuple[bool, float | None]:
     """Futility stop: only with at least ``min_discordant`` discordant pairs, drop the concept when
     its conditional power is below ``power_floor``. Returns (futile, conditional power or None when
-    not computed)."""
-    if b + c < min_discordant:
+    not computed).
+
+    When the extrapolation leaves nothing to project (:func:`remaining_discordant` is 0, e.g.
+    b = 13, c = 12 at 2,470 of 2,500 inputs), the check is skipped as in the paper's code: the
+    "conditional power" would only be ``1[p < alpha]`` on the current counts, a final test the
+    procedure has not reached, and would drop every concept not yet significant.
+    """
+    if b + c < min_discordant or remaining_discordant(b, c, n_stage, n_total) == 0:
         return False, None
     cp = conditional_power(b, c, n_stage, n_total, alpha, n_simulations, seed)
     return cp < power_floor, cp
