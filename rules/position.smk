@@ -1,5 +1,5 @@
 # The position study ("More Thinking, More Bias"): position bias in MCQ against reasoning length.
-# items -> prompts (4 cyclic permutations) -> generations/{model}/{mode} (sharded) -> records
+# items -> prompts (4 cyclic permutations, or all 24 orderings) -> generations/{model}/{mode} (sharded) -> records
 # (extraction, trajectory, CCP) -> questions (PBS, accuracy, length) -> tables, figures, report;
 # truncation continuations around CCP for the configured runs. docs/position.md walks through it.
 from thinkbias.position.plan import (
@@ -155,6 +155,8 @@ rule position_prompts:
         "results/position/{benchmark}/items.csv",
     output:
         "results/position/{benchmark}/prompts.parquet",
+    params:
+        orderings=POSITION["orderings"],
     wildcard_constraints:
         benchmark="mmlu|arc|gpqa",
     log:

@@ -79,3 +79,26 @@ def test_embedded_model_end_to_end(workflow_dir, embedded_model):
     assert len(t1) == 3 and (t1["n"] <= 3).all()
     cont = pd.read_csv(root / "truncation_continuations.csv")
     assert len(cont) % 2 == 0 and len(cont) <= 8
+
+
+def _planned_jobs(workflow_dir, orderings: str) -> dict[str, int]:
+    """Job counts of a dry run of the position study (3 questions, the embedded model)."""
+    cfg = tiny_config(position={"benchmarks": {"mmlu": {"path": "resources/raw/mmlu/mmlu.jsonl", "n_questions": 3}},
+                                "orderings": orderings})
+    out = run_snakemake(workflow_dir, ["-n", "position"], config=cfg, timeout=300).stdout
+    counts = {}
+    for line in out.splitlines():
+        parts = line.split()
+        if len(parts) == 2 and parts[1].isdigit():
+            counts[parts[0]] = int(parts[1])
+    return counts
+
+
+@pytest.mark.slow
+def test_all_orderings_dry_run(workflow_dir):
+    """24 orderings x 3 questions = 72 prompts per mode: five 16-prompt shards instead of one."""
+    cyclic = _planned_jobs(workflow_dir, "cyclic")
+    every = _planned_jobs(workflow_dir, "all")
+    assert cyclic["position_generate"] == 3 and every["position_generate"] == 15
+    assert every["position_gather"] == cyclic["position_gather"] == 3
+    assert every["position_prompts"] == 1 and every["position_report"] == 1

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 
-from thinkbias.position.items import N_PERMUTATIONS
+from thinkbias.position.items import n_orderings
 
 
 def generation_runs(section: dict) -> list[dict]:
@@ -43,9 +43,10 @@ def find_run(section: dict, benchmark: str, model: str, mode: str) -> dict:
 
 
 def n_prompts(section: dict, benchmark: str, model: str, mode: str) -> int:
-    """Prompts of a configuration: its questions x 4 permutations (an upper bound when the
-    benchmark has fewer 4-option items than asked; surplus shards are empty)."""
-    return find_run(section, benchmark, model, mode)["n_questions"] * N_PERMUTATIONS
+    """Prompts of a configuration: its questions x the orderings of ``section["orderings"]`` (4
+    cyclic shifts or all 24; an upper bound when the benchmark has fewer 4-option items than asked;
+    surplus shards are empty)."""
+    return find_run(section, benchmark, model, mode)["n_questions"] * n_orderings(section.get("orderings", "cyclic"))
 
 
 def shard_count(n_items: int, shard_size: int) -> int:

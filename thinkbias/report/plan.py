@@ -20,6 +20,7 @@ from pathlib import Path
 import pandas as pd
 
 from thinkbias.models.jobs import prepared_models, quantize_rule, weights_rule
+from thinkbias.position.items import n_orderings
 from thinkbias.report.markdown import markdown_table
 
 PLAN_COLUMNS = ["study", "model", "backend", "arm_or_mode", "requests", "prompt_tokens", "generated_tokens",
@@ -67,13 +68,15 @@ def fairness_rows(section: dict) -> list[dict]:
 
 
 def position_rows(section: dict) -> list[dict]:
-    """Four cyclic permutations per question per run; truncation continuations at four offsets."""
+    """One request per question and option ordering (4 cyclic shifts, or 24 with ``orderings: all``)
+    per run; truncation continuations at four offsets."""
+    per_question = n_orderings(section.get("orderings", "cyclic"))
     rows = []
     n_questions = sum(b["n_questions"] for b in section["benchmarks"].values())
     for run in section["runs"]:
         benchmarks = run.get("benchmarks") or list(section["benchmarks"])
         n = sum(run.get("n_questions") or section["benchmarks"][b]["n_questions"] for b in benchmarks)
-        rows.append(dict(study="position", model=run["model"], arm_or_mode=run["mode"], requests=4 * n,
+        rows.append(dict(study="position", model=run["model"], arm_or_mode=run["mode"], requests=per_question * n,
                          budget=section["max_tokens"][run["mode"]], probe_passes=0))
     trunc = section.get("truncation", {})
     for run in trunc.get("runs", []):
