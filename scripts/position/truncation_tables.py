@@ -22,7 +22,7 @@ with rule_logging(snakemake.log[0]) as logger:
         rows.append({**dict(zip(["benchmark", "model", "mode"], key)), **before_after_test(g),
                      "n_continuations": len(g), "n_unparsed": int(g["new_answer"].isna().sum())})
     test = pd.DataFrame(rows, columns=["benchmark", "model", "mode", "n_before", "changed_before", "rate_before",
-                                       "n_after", "changed_after", "rate_after", "chi2", "p_value",
+                                       "n_after", "changed_after", "rate_after", "chi2", "p_value", "log10_p_value",
                                        "n_continuations", "n_unparsed"])
     logger.info(f"{len(outcomes)} continuations")
     buckets.to_csv(snakemake.output.buckets, index=False)

@@ -57,3 +57,29 @@ def test_nan_rows_dropped_and_constant_covariate():
 
 def test_too_few_rows():
     assert np.isnan(partial_correlation([1, 2, 3], [1, 2, 4], [0, 1, 0]).r)
+
+
+@pytest.mark.parametrize("rho", [0.3, 0.92, -0.95])
+def test_log10_p_exact_where_p_underflows(rho):
+    # n = 1,000 questions (the paper's MMLU size): r = 0.92 has p = 10^-407, which a double cannot hold
+    import math
+
+    import mpmath
+
+    rng = np.random.default_rng(5)
+    z = rng.normal(size=1000)
+    x = rng.normal(size=1000)
+    y = rho * x + math.sqrt(1 - rho**2) * rng.normal(size=1000) + 0.5 * z
+    res = partial_correlation(x, y, z)
+    mpmath.mp.dps = 60
+    # two-sided p of the t-test on r with df degrees of freedom: I_{1 - r^2}(df / 2, 1 / 2)
+    r, df = mpmath.mpf(res.r), mpmath.mpf(int(res.df))
+    p = mpmath.betainc(df / 2, mpmath.mpf(1) / 2, 0, 1 - r * r, regularized=True)
+    p_greater = p / 2 if res.r > 0 else 1 - p / 2
+    assert math.isfinite(res.log10_p_value)
+    assert res.log10_p_value == pytest.approx(float(mpmath.log10(p)), abs=1e-6)
+    assert res.log10_p_greater == pytest.approx(float(mpmath.log10(p_greater)), abs=1e-6)
+    if abs(rho) > 0.9:
+        assert res.p_value == 0.0 and res.log10_p_value < -350
+    else:
+        assert res.log10_p_value == pytest.approx(math.log10(res.p_value), abs=1e-12)

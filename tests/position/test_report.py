@@ -102,3 +102,27 @@ def test_a_run_that_differs_is_reported_as_differing():
     assert comp.loc["rho_min", "verdict"] == "differs" and comp.loc["rho_min", "reproduced"] == pytest.approx(0.05)
     assert comp.loc["quartile_monotonic", "verdict"] == "differs"
     assert comp.loc["quartile_monotonic", "reproduced"] == pytest.approx(8 / 12)
+
+
+def test_p_value_claims_compare_exact_log10_p_and_can_fail():
+    # the paper's truncation claim p < 1e-13 (R1-Qwen-7B, MMLU) on the log10 column: 2,400 continuations
+    # split perfectly underflow p to 0 but keep log10 p = -522.9; a weak effect must not pass
+    from thinkbias.position.truncation import before_after_test
+
+    def truncation(outcomes: pd.DataFrame) -> dict:
+        row = {"benchmark": "mmlu", "model": PAPER["models"]["R1-Qwen-7B"], "mode": "reasoning", **before_after_test(outcomes)}
+        return {"truncation_test": pd.DataFrame([row])}
+
+    entry = next(e for e in PAPER["values"] if e["id"] == "trunc_p_r1qwen")
+    perfect = pd.DataFrame({"side": ["before"] * 1200 + ["after"] * 1200, "changed": [1.0] * 1200 + [0.0] * 1200})
+    weak = pd.DataFrame({"side": ["before"] * 100 + ["after"] * 100,
+                         "changed": [1.0] * 30 + [0.0] * 70 + [1.0] * 10 + [0.0] * 90})  # p = 4e-4
+    strong = truncation(perfect)
+    assert strong["truncation_test"]["p_value"].iloc[0] == 0.0
+    got = reproduced_value(entry, strong, PAPER["models"])
+    assert got == pytest.approx(-522.94, abs=0.01) and verdict(got, entry["value"], entry["relation"], None) == "match"
+    got = reproduced_value(entry, truncation(weak), PAPER["models"])
+    assert got == pytest.approx(math.log10(4.07e-4), abs=0.01) and verdict(got, entry["value"], "<=", None) == "differs"
+    assert verdict(-math.inf, entry["value"], "<=", None) == "not finite"
+    md = report_markdown(PAPER, strong, "note")
+    assert "| 2400.000 | 1.14e-523 | -522.942 |" in md and "| -13.000 | <= | -522.942 | -509.942 | match |" in md

@@ -138,3 +138,24 @@ def test_equal_bin_means_are_not_an_increase():
     means = quartile_table(q, 2)["pbs"].tolist()
     assert (0.1 + 0.2 + 0.3) != (0.3 + 0.2 + 0.1)
     assert not robustness_table(q, (2,)).iloc[0]["monotonic"] and means[0] == pytest.approx(means[1])
+
+
+def test_table1_carries_log10_p_beside_p():
+    t = partial_correlation_table(_questions(200, seed=2)).iloc[0]
+    assert t["log10_p_value"] == pytest.approx(math.log10(t["p_value"]), abs=1e-12)
+    assert t["log10_p_greater"] == pytest.approx(math.log10(t["p_greater"]), abs=1e-12)
+
+
+def test_wilcoxon_log10_p_is_exact_where_p_underflows():
+    # 2,000 questions, every reasoning PBS above its reference by a distinct amount: T+ = n(n+1)/2,
+    # z = (n(n+1)/4) / sqrt(n(n+1)(2n+1)/24) = 38.73, one-sided p = 10^-327.8 (scipy returns 0)
+    n = 2000
+    base = _questions(n, seed=1).assign(pbs=0.0)
+    other = base.assign(mode="direct", pbs=-np.arange(1, n + 1) / (10 * n))
+    row = wilcoxon_table(pd.concat([base, other]), [{"reasoning": "m/reasoning", "reference": "m/direct"}]).iloc[0]
+    mpmath.mp.dps = 50
+    z = mpmath.mpf(n * (n + 1)) / 4 / mpmath.sqrt(mpmath.mpf(n * (n + 1) * (2 * n + 1)) / 24)
+    assert row["p_greater"] == 0.0
+    assert row["log10_p_greater"] == pytest.approx(float(mpmath.log10(mpmath.ncdf(-z))), abs=1e-6)
+    small = wilcoxon_table(pd.concat([base.iloc[:5], other.iloc[:5]]), [{"reasoning": "m/reasoning", "reference": "m/direct"}])
+    assert small.iloc[0]["log10_p_greater"] == pytest.approx(math.log10(1 / 32))

@@ -85,3 +85,18 @@ def test_buckets_and_preferred():
         position_bucket(1.2)
     rec = pd.DataFrame({"extracted": [True, True, True, False], "final_answer": ["C", "C", "A", None]})
     assert preferred_position(rec) == "C" and preferred_position(rec, "B") == "B"
+
+
+def test_chi_square_log10_p_where_p_underflows():
+    # the paper's 2,400 continuations (200 questions x 4 offsets x 3), split perfectly: every one
+    # before the CCP changed, none after -> X^2 = 2400, p = erfc(sqrt(1200)) = 10^-522.9 (scipy: 0)
+    import mpmath
+
+    o = pd.DataFrame({"side": ["before"] * 1200 + ["after"] * 1200, "changed": [1.0] * 1200 + [0.0] * 1200})
+    test = before_after_test(o)
+    mpmath.mp.dps = 50
+    assert test["chi2"] == pytest.approx(2400) and test["p_value"] == 0.0
+    assert test["log10_p_value"] == pytest.approx(float(mpmath.log10(mpmath.erfc(mpmath.sqrt(1200)))), abs=1e-6)
+    hand = before_after_test(pd.DataFrame({"side": ["before"] * 100 + ["after"] * 100,
+                                           "changed": [1.0] * 30 + [0.0] * 70 + [1.0] * 10 + [0.0] * 90}))
+    assert hand["log10_p_value"] == pytest.approx(math.log10(hand["p_value"]), abs=1e-12)

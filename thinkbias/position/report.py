@@ -95,9 +95,11 @@ def _significantly_positive(table1: pd.DataFrame) -> pd.Series:
 
 
 def verdict(reproduced: float, paper: float, relation: str, tolerance: float | None) -> str:
-    """"match" / "differs" / "n/a" for one comparison."""
+    """"match" / "differs" / "n/a" / "not finite" (an infinite number is never a match) for one comparison."""
     if reproduced is None or math.isnan(reproduced):
         return "n/a"
+    if math.isinf(reproduced):
+        return "not finite"
     if relation == ">=":
         return "match" if reproduced >= paper else "differs"
     if relation == "<=":

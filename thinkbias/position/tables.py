@@ -10,6 +10,8 @@ question id; zero differences are dropped (Wilcoxon's original treatment). Diffe
 to ``PBS_DECIMALS`` places before ranking, so PBS values that are equal up to float noise tie
 exactly (pbs.py already gives equal PBS the same float; the rounding keeps it so for values read
 back from a table or averaged elsewhere).
+Every p-value has a log10 column beside it (``log10_p_value``, ``log10_p_greater``), finite where
+p underflows a double.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from scipy import stats
 from thinkbias.position.lengthbins import binned_means, monotonicity
 from thinkbias.position.questions import CONFIG_KEYS
 from thinkbias.stats.partial_corr import partial_correlation
+from thinkbias.stats.tails import log10_norm_sf, log10_p
 
 PBS_DECIMALS = 12  # distinct PBS values of up to 24 answers differ by far more than 1e-12
 
@@ -50,6 +53,7 @@ def partial_correlation_table(questions: pd.DataFrame, scale: str = "log", metho
         rows.append({
             **dict(zip(CONFIG_KEYS, key)),
             "partial_rho": res.r, "p_value": res.p_value, "p_greater": res.p_greater,
+            "log10_p_value": res.log10_p_value, "log10_p_greater": res.log10_p_greater,
             "n": res.n, "df": res.df, "method": method, "length_scale": scale,
             "controls_accuracy": has_acc, "significance": significance_stars(res.p_value),
         })
@@ -108,18 +112,26 @@ def wilcoxon_table(questions: pd.DataFrame, pairs: Sequence[dict]) -> pd.DataFra
             m = a[["question_id", "pbs"]].merge(b[["question_id", "pbs"]], on="question_id", suffixes=("_r", "_ref")).dropna()
             d = (m["pbs_r"] - m["pbs_ref"]).round(PBS_DECIMALS)
             n_nonzero = int((d != 0).sum())
-            stat, p = (math.nan, math.nan)
+            stat, p, lp = (math.nan, math.nan, math.nan)
             if n_nonzero > 0:
                 res = stats.wilcoxon(d.to_numpy(), alternative="greater", zero_method="wilcox")
                 stat, p = float(res.statistic), float(res.pvalue)
+                lp = log10_p(p, lambda: _log10_wilcoxon_normal_p(d.to_numpy()))
             rows.append({
                 "benchmark": bench, "reasoning": pair["reasoning"], "reference": pair["reference"],
                 "n_pairs": int(len(m)), "n_nonzero": n_nonzero,
                 "pbs_reasoning": float(m["pbs_r"].mean()) if len(m) else math.nan,
                 "pbs_reference": float(m["pbs_ref"].mean()) if len(m) else math.nan,
                 "gap": float(d.mean()) if len(m) else math.nan,
-                "statistic": stat, "p_greater": p, "significance": significance_stars(p),
+                "statistic": stat, "p_greater": p, "log10_p_greater": lp, "significance": significance_stars(p),
             })
     cols = ["benchmark", "reasoning", "reference", "n_pairs", "n_nonzero", "pbs_reasoning", "pbs_reference",
-            "gap", "statistic", "p_greater", "significance"]
+            "gap", "statistic", "p_greater", "log10_p_greater", "significance"]
     return pd.DataFrame(rows, columns=cols)
+
+
+def _log10_wilcoxon_normal_p(differences: np.ndarray) -> float:
+    """log10 of the one-sided Wilcoxon p where it underflows: there scipy used its normal approximation
+    (its exact test covers at most 50 pairs, p >= 2^-50), so log10 P(Z > z) of that z."""
+    res = stats.wilcoxon(differences, alternative="greater", zero_method="wilcox", method="approx")
+    return log10_norm_sf(float(res.zstatistic))

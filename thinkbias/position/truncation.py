@@ -24,6 +24,7 @@ import pandas as pd
 from scipy import stats
 
 from thinkbias.position.extract import extract_final_answer
+from thinkbias.stats.tails import log10_chi2_sf_1df, log10_p
 
 DEFAULT_OFFSETS = (-0.15, -0.05, 0.05, 0.15)
 DEFAULT_BUCKETS = (0.0, 0.3, 0.5, 0.7, 0.9, 1.0)
@@ -151,7 +152,8 @@ def bucket_rates(outcomes: pd.DataFrame, edges: Sequence[float] = DEFAULT_BUCKET
 
 def before_after_test(outcomes: pd.DataFrame) -> dict:
     """Change rate before vs after CCP and Pearson's chi-square test of the 2x2 table
-    (side x changed) without continuity correction; NaN p when a margin is empty."""
+    (side x changed) without continuity correction, with log10 p (finite where p underflows: 2,400
+    continuations split perfectly give X^2 = 2400, p = 10^-523); NaN p when a margin is empty."""
     o = outcomes[outcomes["changed"].notna()]
     table = np.array([
         [int((o["side"].eq(s) & o["changed"].eq(1.0)).sum()), int((o["side"].eq(s) & o["changed"].eq(0.0)).sum())]
@@ -163,11 +165,12 @@ def before_after_test(outcomes: pd.DataFrame) -> dict:
         "rate_before": table[0, 0] / n_before if n_before else math.nan,
         "n_after": int(n_after), "changed_after": int(table[1, 0]),
         "rate_after": table[1, 0] / n_after if n_after else math.nan,
-        "chi2": math.nan, "p_value": math.nan,
+        "chi2": math.nan, "p_value": math.nan, "log10_p_value": math.nan,
     }
     if (table.sum(axis=0) > 0).all() and (table.sum(axis=1) > 0).all():
         chi2, p, _, _ = stats.chi2_contingency(table, correction=False)
         result["chi2"], result["p_value"] = float(chi2), float(p)
+        result["log10_p_value"] = log10_p(float(p), lambda: log10_chi2_sf_1df(float(chi2)))
     return result
 
 

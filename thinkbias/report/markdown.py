@@ -86,8 +86,9 @@ def format_cell(value: object, digits: int = 3, *, significant: bool = False, mi
 def markdown_table(df: pd.DataFrame, digits: int = 3, *, significant: bool = False, missing: str = "",
                    title: str | None = None) -> str:
     """A GitHub-flavoured Markdown table of ``df`` (index dropped), ending in a newline; cells as
-    :func:`format_cell` (p-values with a log10 companion as the module docstring says). ``title`` adds a bold line above the table. A frame without rows renders as
-    "_(no rows)_" so an empty result cannot pass for a broken table."""
+    :func:`format_cell` (p-values with a log10 companion as the module docstring says). ``title`` adds
+    a bold line above the table. A frame without rows renders as "_(no rows)_" so an empty result
+    cannot pass for a broken table."""
     lines = [f"**{title}**", ""] if title else []
     if df.empty:
         return "\n".join([*lines, "_(no rows)_"]) + "\n"

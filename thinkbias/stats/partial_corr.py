@@ -4,6 +4,8 @@ The residual method: regress x and y each on the covariates (with an intercept) 
 and correlate the residuals. The p-value uses t = r * sqrt(df / (1 - r^2)) with
 df = n - 2 - k, k the number of covariates that are not collinear with the intercept (a constant
 covariate adds nothing). ``method="spearman"`` rank-transforms x, y and the covariates first.
+Both p-values come with their log10, finite where p underflows a double (a strong correlation over
+a thousand questions: r = 0.92 at n = 1,000 has p = 10^-407).
 """
 
 from __future__ import annotations
@@ -14,10 +16,12 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import stats
 
+from thinkbias.stats.tails import log10_p, log10_t_sf
+
 
 @dataclass(frozen=True)
 class PartialCorrelation:
-    """r, two-sided p-value (and the one-sided p for r > 0), N used, df, method."""
+    """r, two-sided p-value (and the one-sided p for r > 0), N used, df, method, and log10 of both p."""
 
     r: float
     p_value: float
@@ -25,6 +29,8 @@ class PartialCorrelation:
     n: int
     df: int
     method: str
+    log10_p_value: float = math.nan
+    log10_p_greater: float = math.nan
 
 
 def _residuals(v: np.ndarray, design: np.ndarray) -> np.ndarray:
@@ -61,7 +67,10 @@ def partial_correlation(x, y, covariates=None, method: str = "pearson") -> Parti
     if sx < 1e-12 * max(1.0, np.abs(x).max()) or sy < 1e-12 * max(1.0, np.abs(y).max()):
         return PartialCorrelation(math.nan, math.nan, math.nan, n, df, method)
     r = float(np.clip((rx @ ry) / (sx * sy), -1.0, 1.0))
-    if abs(r) >= 1.0:
-        return PartialCorrelation(r, 0.0, 0.0 if r > 0 else 1.0, n, df, method)
+    if abs(r) >= 1.0:  # a perfect fit: t is infinite and p exactly 0
+        return PartialCorrelation(r, 0.0, 0.0 if r > 0 else 1.0, n, df, method, -math.inf, -math.inf if r > 0 else 0.0)
     t = r * math.sqrt(df / (1.0 - r * r))
-    return PartialCorrelation(r, float(2 * stats.t.sf(abs(t), df)), float(stats.t.sf(t, df)), n, df, method)
+    p, p_greater = float(2 * stats.t.sf(abs(t), df)), float(stats.t.sf(t, df))
+    return PartialCorrelation(r, p, p_greater, n, df, method,
+                              log10_p(p, lambda: math.log10(2.0) + log10_t_sf(abs(t), df)),
+                              log10_p(p_greater, lambda: log10_t_sf(t, df)))
