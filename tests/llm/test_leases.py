@@ -84,9 +84,11 @@ def test_leases_of_this_process_are_live_until_its_cache_closes():
 
 # -- real job processes on the embedded model ---------------------------------------------------
 
-def job(spec, cache_dir: Path, n: int, mode: str, *signals: Path) -> subprocess.Popen:
+def job(spec, cache_dir: Path, n: int, mode: str, *signals: Path, **env: str) -> subprocess.Popen:
+    """``lease_job.py`` as its own process (stdout: its JSON report, stderr: its log)."""
     return subprocess.Popen([sys.executable, str(JOB), str(REPO / "config/models.yaml"), spec.weights, str(cache_dir),
-                             str(n), mode, *map(str, signals)], cwd=REPO, env={**os.environ, "PYTHONPATH": str(REPO)},
+                             str(n), mode, *map(str, signals)], cwd=REPO,
+                            env={**os.environ, "PYTHONPATH": str(REPO), **env},
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
 
@@ -169,12 +171,8 @@ def test_a_killed_holder_lease_is_taken_over_without_waiting_for_expiry(spec, tm
     finished, left = count(db, "entries"), count(db, "leases")
     assert finished < n and left == n - finished
     start = time.time()
-    rerun = subprocess.run([sys.executable, str(JOB), str(REPO / "config/models.yaml"), spec.weights, str(tmp_path),
-                            str(n), "generate"], cwd=REPO, capture_output=True, text=True, timeout=300,
-                           env={**os.environ, "PYTHONPATH": str(REPO), "THINKBIAS_CACHE_LEASE_S": "3600"})
-    assert rerun.returncode == 0, rerun.stderr[-3000:]
-    rb = json.loads(rerun.stdout.strip().splitlines()[-1])
+    rb, log = report(job(spec, tmp_path, n, "generate", THINKBIAS_CACHE_LEASE_S="3600"))
     assert rb["cache_hits"] == finished and rb["taken_over"] == n - finished and rb["awaited"] == 0
     assert rb["generated_tokens"] == sum(c for c, hit in zip(rb["completion_tokens"], rb["cached"]) if not hit) > 0
-    assert f"taking over {n - finished} requests leased by pid {a.pid}" in rerun.stderr
+    assert f"taking over {n - finished} requests leased by pid {a.pid}" in log
     assert time.time() - start < 300 and lease_rows(db) == 0
