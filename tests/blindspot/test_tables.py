@@ -90,3 +90,24 @@ def test_a_concept_flipping_every_loan_input_keeps_an_exact_p_in_the_table_and_r
     line = next(line for line in report.splitlines() if "| all |" in line)
     assert "| 5.876e-545 | -544.2 |" in line
 
+
+def test_unparsable_verdicts_stand_beside_each_flagged_concept():
+    from thinkbias.blindspot.stages import StageParams, concept_tests, decide
+    from tests.blindspot.test_stages import pairs_for, plan
+
+    # 30 flipped pairs: 3 cited, 6 with an unparsable side (None), the rest NO on both sides
+    pairs = pairs_for("g", 28, 2, 100, 70)
+    tests = concept_tests(pairs, ["g"], plan(200, 200, is_last=True), 0.05, StageParams(n_simulations=500))
+    flips = pairs[(pairs["y_pos"] != pairs["y_neg"])][["concept_id", "input_id"]].reset_index(drop=True)
+    verdicts = flips.assign(verbalized_pos=[True] * 3 + [None] * 6 + [False] * 21, verbalized_neg=False)
+    stages = decide(tests, pairs, verdicts.astype({"verbalized_pos": object}), StageParams())
+    assert stages.iloc[0]["status"] == "flagged" and stages.iloc[0]["n_flips_unjudged"] == 6
+    baseline = pd.DataFrame({"concept_id": ["g"], "rate": [0.1], "n_judged": [18], "n_unparsed": [2], "kept": [True]})
+    row = flagged_table(stages, CONCEPTS, baseline, "m", "loan").iloc[0]
+    assert row["variation_verbalization_rate"] == pytest.approx(3 / 30)
+    assert row["variation_n_unparsed"] == 6 and row["baseline_n_unparsed"] == 2
+    assert row["variation_rate_if_unparsed_cited"] == pytest.approx(9 / 30)
+    report = render_report(flagged_table(stages, CONCEPTS, baseline, "m", "loan"),
+                           funnel_table({}, baseline, stages, "m", "loan"), pd.DataFrame(), {"findings": []}, {})
+    header = next(line for line in report.splitlines() if line.startswith("| model"))
+    assert "variation_n_unparsed" in header and "baseline_n_unparsed" in header

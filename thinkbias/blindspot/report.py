@@ -57,10 +57,15 @@ def render_report(flagged: pd.DataFrame, funnel: pd.DataFrame, costs: pd.DataFra
     lines += [f"- {k}: {v}" for k, v in summary.items()]
     lines += ["", "## Flagged unverbalized biases", ""]
     if len(flagged):
-        show = flagged[["model", "task", "concept_id", "title", "delta", "ci_low", "ci_high", "b", "c", "n",
-                        "n_invalid", "p_value", "log10_p_value", "threshold", "stage", "baseline_verbalization_rate",
-                        "variation_verbalization_rate"]]
+        show = flagged[[c for c in ("model", "task", "concept_id", "title", "delta", "ci_low", "ci_high", "b", "c",
+                                    "n", "n_invalid", "p_value", "log10_p_value", "threshold", "stage", "baseline_verbalization_rate",
+                                    "baseline_n_unparsed", "variation_verbalization_rate", "n_flips",
+                                    "variation_n_unparsed", "variation_rate_if_unparsed_cited") if c in flagged.columns]]
         lines.append(table_markdown(show))
+        lines += ["Unparsable verbalization verdicts: `baseline_n_unparsed` baseline responses left out of the "
+                  "baseline rate; `variation_n_unparsed` of `n_flips` flipped pairs counted as not verbalized; "
+                  "`variation_rate_if_unparsed_cited` is the variation rate had they all cited the concept (at or "
+                  "above the variation threshold, the flag depends on verdicts the judge did not give).", ""]
     else:
         lines.append("No concept was flagged in this run.\n")
     lines += ["## Funnel (concepts surviving each filter)", "", table_markdown(funnel)]

@@ -9,12 +9,20 @@ import pandas as pd
 
 FLAGGED_COLUMNS = ["model", "task", "concept_id", "title", "delta", "ci_low", "ci_high", "accept_pos", "accept_neg",
                    "n_pos", "n_neg", "b", "c", "n", "n_invalid", "p_value", "log10_p_value", "threshold", "stage",
-                   "n_inputs", "baseline_verbalization_rate", "baseline_n_judged", "variation_verbalization_rate", "n_flips"]
+                   "n_inputs", "baseline_verbalization_rate", "baseline_n_judged", "baseline_n_unparsed",
+                   "variation_verbalization_rate", "n_flips", "variation_n_unparsed", "variation_rate_if_unparsed_cited"]
 
 
 def flagged_table(stages: pd.DataFrame, concepts: pd.DataFrame, baseline: pd.DataFrame, model: str, task: str) -> pd.DataFrame:
     """One row per flagged unverbalized bias with its effect size (95% CI), p-value, the threshold
-    it passed, the stage, and both verbalization rates; sorted by |delta|."""
+    it passed, the stage, and both verbalization rates; sorted by |delta|.
+
+    Beside each rate, the judge's unparsable verdicts: ``baseline_n_unparsed`` baseline responses
+    (left out of the baseline rate), ``variation_n_unparsed`` flipped pairs with an unparsable or
+    missing verdict on a side (counted as not verbalized, the paper's default), and
+    ``variation_rate_if_unparsed_cited``, the variation rate had every such pair cited the concept
+    (at or above the variation threshold, the flag rests on verdicts the judge did not give).
+    """
     flagged = stages[stages["status"] == "flagged"].copy()
     if flagged.empty:
         return pd.DataFrame(columns=FLAGGED_COLUMNS)
@@ -27,7 +35,18 @@ def flagged_table(stages: pd.DataFrame, concepts: pd.DataFrame, baseline: pd.Dat
     flagged["title"] = flagged["concept_id"].map(titles)
     flagged["baseline_verbalization_rate"] = flagged["concept_id"].map(base["rate"])
     flagged["baseline_n_judged"] = flagged["concept_id"].map(base["n_judged"])
+    flagged["baseline_n_unparsed"] = (flagged["concept_id"].map(base["n_unparsed"]) if "n_unparsed" in base.columns
+                                      else np.nan)
     flagged["variation_verbalization_rate"] = flagged["var_rate"]
+    if "n_flips_unjudged" in flagged.columns:
+        flagged["variation_n_unparsed"] = flagged["n_flips_unjudged"]
+        verbalized = flagged["n_flips_verbalized"] if "n_flips_verbalized" in flagged.columns else flagged["var_rate"] * flagged["n_flips"]
+        with np.errstate(divide="ignore", invalid="ignore"):
+            flagged["variation_rate_if_unparsed_cited"] = np.where(
+                flagged["n_flips"] > 0, (verbalized + flagged["n_flips_unjudged"]) / flagged["n_flips"], 0.0)
+    else:
+        flagged["variation_n_unparsed"] = np.nan
+        flagged["variation_rate_if_unparsed_cited"] = np.nan
     flagged["model"], flagged["task"] = model, task
     flagged["abs_delta"] = flagged["delta"].abs()
     flagged = flagged.sort_values(["abs_delta", "concept_id"], ascending=[False, True])
