@@ -30,3 +30,10 @@ def test_problems_are_named():
         normalise_byo(_table().assign(permutation=[0, 0]))
     with pytest.raises(ValueError, match="correct_position"):
         normalise_byo(_table().assign(correct_position=["E", "A"]))
+
+
+def test_think_tags_in_full_text_are_split():
+    table = _table().assign(full_text=["<think>B? maybe.</think>\nI would go for C here.", "no tags here"])
+    out = normalise_byo(table)
+    assert out["full_text"].tolist() == ["B? maybe.\n\nI would go for C here.", "no tags here"]
+    assert out["answer"].tolist() == ["I would go for C here.", None]

@@ -24,6 +24,7 @@ from pathlib import Path
 import pandas as pd
 
 from thinkbias.position.prompts import MODES
+from thinkbias.position.think_tags import split_think_tags
 
 REQUIRED = ("question_id", "permutation", "model", "mode", "full_text")
 
@@ -77,7 +78,7 @@ def normalise_byo(df: pd.DataFrame) -> pd.DataFrame:
     out["permutation"] = out["permutation"].astype(int)
     first_seen = {q: i for i, q in enumerate(out["question_id"].drop_duplicates())}
     out["question_order"] = out["question_id"].map(first_seen).astype(int)
-    return out.reset_index(drop=True)
+    return split_think_tags(out.reset_index(drop=True))  # <think> tags: thinking / response (A.4)
 
 
 def _letter(v) -> str | None:
