@@ -16,6 +16,8 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
+from thinkbias.report.markdown import format_p_value  # noqa: E402
+
 MODE_COLOURS = {"direct": "0.55", "cot": "tab:blue", "reasoning": "tab:red"}
 MARKERS = "osD^v<>p*hX"
 
@@ -100,7 +102,8 @@ def figure2_panels(quartiles: pd.DataFrame, table1: pd.DataFrame, path: str | Pa
         t1 = table1[(table1["benchmark"] == bench) & (table1["model"] == model) & (table1["mode"] == mode)]
         if not t1.empty:
             r, p, nn = t1.iloc[0][["partial_rho", "p_value", "n"]]
-            ax.text(0.03, 0.95, f"partial ρ = {r:.2f} (p = {p:.2g}, N = {int(nn)})", transform=ax.transAxes,
+            p_text = format_p_value(p, t1.iloc[0].get("log10_p_value"), 2, significant=True)
+            ax.text(0.03, 0.95, f"partial ρ = {r:.2f} (p = {p_text}, N = {int(nn)})", transform=ax.transAxes,
                     va="top", fontsize=7)
         ax.set_title(f"{model} / {mode} ({bench})", fontsize=8)
         ax.set_xlabel("mean trajectory length (chars)", fontsize=8)

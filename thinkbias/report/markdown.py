@@ -57,8 +57,10 @@ def _log10_companions(columns: list[str]) -> dict[int, int]:
             if "log10_" in str(c) and str(c).replace("log10_", "", 1) in position}
 
 
-def _p_cell(p: object, log10_p: object, digits: int, significant: bool, missing: str) -> str:
-    """A p-value cell: from its log10 where p is below what a double holds exactly."""
+def format_p_value(p: object, log10_p: object, digits: int = 3, *, significant: bool = False,
+                   missing: str = "") -> str:
+    """A p-value as :func:`format_cell` shows it, or from its log10 (:func:`format_p_from_log10`)
+    where p is below what a double holds exactly and the log10 is finite."""
     if isinstance(p, np.generic):
         p = p.item()
     if isinstance(log10_p, np.generic):
@@ -95,7 +97,8 @@ def markdown_table(df: pd.DataFrame, digits: int = 3, *, significant: bool = Fal
     lines.append("| " + " | ".join(format_cell(str(c)) for c in df.columns) + " |")
     lines.append("|" + "|".join("---" for _ in df.columns) + "|")
     companions = _log10_companions(list(df.columns))
-    lines += ["| " + " | ".join(_p_cell(v, row[companions[i]], digits, significant, missing) if i in companions
+    lines += ["| " + " | ".join(format_p_value(v, row[companions[i]], digits, significant=significant, missing=missing)
+                                if i in companions
                                 else format_cell(v, digits, significant=significant, missing=missing)
                                 for i, v in enumerate(row)) + " |"
               for row in df.itertuples(index=False)]
