@@ -1,9 +1,10 @@
 """Position Bias Score (paper Eq. 1).
 
 PBS(q) = || pbar_q - u ||_2 with pbar_q the distribution of the chosen *absolute* position over the
-four permutations of question q and u uniform. Eq. 1's L2 norm is the default; total variation
-(0.5 * L1) is offered because the paper's Appendix E calls 0.75 the "theoretical maximum", which is
-the TV maximum: always answering one position gives sqrt(0.75) = 0.866 under L2 and 0.75 under TV.
+option orderings of question q (4 cyclic shifts, or all 24) and u uniform. Eq. 1's L2 norm is the
+default; total variation (0.5 * L1) is offered because the paper's Appendix E calls 0.75 the
+"theoretical maximum", which is the TV maximum: always answering one position gives sqrt(0.75) =
+0.866 under L2 and 0.75 under TV.
 The paper's example PBS 0.612 (Appendix E) is the L2 value of a 3-1-0-0 split and no TV value, so
 the paper computed Eq. 1.
 pbar_q is taken over the permutations whose answer could be extracted.
