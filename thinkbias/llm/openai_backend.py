@@ -26,6 +26,7 @@ import json
 import logging
 import os
 import random
+import re
 import time
 from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 from dataclasses import dataclass, fields
@@ -168,7 +169,8 @@ def describe_error(err: BaseException, timeout_s: float | None = None) -> str:
     if isinstance(err, openai.APITimeoutError):
         return f"no reply within {timeout_s:g} s (timeout)" if timeout_s else "timeout"
     if isinstance(err, openai.APIStatusError):
-        return redact(f"HTTP {err.status_code}: {err.message}")
+        message = re.sub(r"^Error code: \d+ - ", "", err.message)  # the client's prefix repeats the status
+        return redact(f"HTTP {err.status_code}: {message}")
     return redact(f"{type(err).__name__}: {err}")
 
 
