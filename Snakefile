@@ -1,5 +1,8 @@
 # thinkbias: three studies of bias in reasoning LLMs, from raw public data to every table and figure.
-from snakemake.utils import min_version, validate
+from snakemake.utils import min_version
+
+from thinkbias.config import validate_config
+from thinkbias.config_refs import check_references
 
 min_version("9.0")
 
@@ -7,7 +10,10 @@ min_version("9.0")
 configfile: "config/config.yaml"
 
 
-validate(config, "config/schema/config.schema.yaml")
+# One line per invalid key (path, value, what is expected); text values from --config are read by
+# the schema's types, and every model id a study runs must be in the registry.
+config.update(validate_config(config, "config/schema/config.schema.yaml"))
+check_references(config)
 
 
 report: "report/workflow.rst"

@@ -80,3 +80,23 @@ def tiny_config(**sections: dict) -> dict:
         if study not in sections:
             cfg[study] = {**cfg.get(study, {}), "enabled": False}
     return deep_merge(cfg, {k: {"enabled": True, **v} for k, v in sections.items()})
+
+
+def dry_run_jobs(output: str) -> list[dict]:
+    """The jobs of a ``snakemake -n`` listing: rule name, wildcards (as text and as a dict), the
+    reason Snakemake gives and the resources of each."""
+    jobs = []
+    for line in output.splitlines():
+        if line.startswith(("rule ", "localrule ", "checkpoint ")):
+            jobs.append({"rule": line.split()[-1].rstrip(":"), "wildcards": "", "wildcard_values": {},
+                         "reason": "", "resources": {}})
+        elif jobs and line.startswith("    "):
+            key, _, value = line.strip().partition(": ")
+            if key == "wildcards":
+                jobs[-1]["wildcards"] = value
+                jobs[-1]["wildcard_values"] = dict(w.split("=", 1) for w in value.split(", ") if "=" in w)
+            elif key == "reason":
+                jobs[-1]["reason"] = value
+            elif key == "resources":
+                jobs[-1]["resources"] = dict(item.split("=", 1) for item in value.split(", ") if "=" in item)
+    return jobs

@@ -31,10 +31,20 @@ do not edit by hand.*
 A run reads `config/config.yaml` (the embedded default: offline, CPU, every study in miniature) and
 any file given with `--configfile`, which overrides it key by key. The full configurations are
 `config/fairness-full.yaml`, `config/fairness-appendix-d.yaml`, `config/position-full.yaml` and
-`config/blindspot-full.yaml`. Every key below is validated against the schema before anything runs:
-an unknown key or a wrong type stops the run with a message naming the key; a missing key takes its
-default. Single keys can also be set on the command line, e.g.
-`snakemake --config shard_size=8`.
+`config/blindspot-full.yaml`. Every key below is validated against the schema before anything runs,
+and every model id a study would run must be an entry of the registry. A bad config stops the run
+with one line per offending key: its path, its value and what is expected, e.g.
+`config key 'fairness.n_records' = 'four': expected integer` or
+`config key 'position.runs[1].model' = 'smollm2-135m-instruc': not a model of the registry config/models.yaml (known: ...)`.
+A missing key takes its default.
+
+On the command line a top-level key is set as `snakemake --config shard_size=8`, a nested one by
+giving its section as a mapping: `--config fairness='{"n_records": 40}'` (merged into the section;
+its other keys stay). Snakemake hands nested values over as text; each is read as the type the
+schema gives its key (`"40"` -> 40, `"false"` -> false, `"null"` -> null) wherever text is not
+itself allowed. Dotted names (`--config fairness.n_records=40`) are refused by Snakemake itself
+("Config entry must start with a valid identifier"), and a nested null where text is also allowed
+(`fairness.predictions`) needs a `--configfile`.
 
 Columns: the key (`a.b` for nesting, `a[].b` for the keys of each item of a list), its type, the
 schema default, the value `config/config.yaml` sets where it differs from that default, and what it
