@@ -1,13 +1,16 @@
 """Bring your own outputs: the workflow builds every table, figure and the report from a constructed
-predictions table whose every cell count is known, without generating anything."""
+predictions table whose every cell count is known, without generating anything; a table that breaks
+the documented schema stops with a message naming the file, the column or key, rows and values."""
+import json
+
 import numpy as np
 import pandas as pd
 import pytest
 from statsmodels.stats.contingency_tables import mcnemar
 
+from thinkbias.data.byo_table import TableError
+from thinkbias.fairness.io import read_predictions
 from tests.helpers import run_snakemake, tiny_config
-
-pytestmark = pytest.mark.slow
 
 # (y_alpha_nothink, y_alpha_prime_nothink, y_alpha_think, y_alpha_prime_think) per cell
 PROTO = {"a": (1, 1, 0, 0), "b": (1, 0, 1, 1), "c": (0, 0, 1, 0), "d": (1, 0, 0, 1)}
@@ -40,6 +43,100 @@ def constructed_predictions() -> pd.DataFrame:
     return df
 
 
+def test_empty_file_names_the_file(tmp_path):
+    path = tmp_path / "predictions.csv"
+    path.write_text("")
+    with pytest.raises(TableError, match=f"predictions table {path}: the file is empty"):
+        read_predictions(path)
+
+
+def test_header_only_file_is_an_error(tmp_path):
+    path = tmp_path / "predictions.csv"
+    constructed_predictions().iloc[:0].to_csv(path, index=False)
+    with pytest.raises(TableError, match=f"predictions table {path}: a header but no data rows"):
+        read_predictions(path)
+
+
+def refused_spelling() -> pd.DataFrame:
+    """The constructed table with its one refusal written ``refused`` (it used to vanish from the counts)."""
+    pred = constructed_predictions()
+    refusal = pred.index[pred["status"] == "refusal"]
+    assert list(refusal) == [90]
+    pred.loc[refusal, "status"] = "refused"
+    return pred
+
+
+def test_unknown_status_is_an_error(tmp_path):
+    path = tmp_path / "predictions.csv"
+    refused_spelling().to_csv(path, index=False)
+    with pytest.raises(TableError, match=(rf"(?s){path}: .*column 'status': 1 of 92 rows not one of ok, refusal, "
+                                          r"unparsed; first: 'refused' \(row 91\)")):
+        read_predictions(path)
+
+
+def test_non_numeric_p_yes_is_an_error(tmp_path):
+    pred = constructed_predictions().astype({"p_yes": object})
+    pred.loc[[1, 3], "p_yes"] = "high"
+    path = tmp_path / "predictions.csv"
+    pred.to_csv(path, index=False)
+    with pytest.raises(TableError, match=r"column 'p_yes': 2 of \d+ rows not a number; first: 'high' \(rows 2, 4\)"):
+        read_predictions(path)
+
+
+def test_blank_pair_id_is_an_error(tmp_path):
+    pred = constructed_predictions()
+    pred.loc[0, "pair_id"] = ""
+    pred.loc[4, "pair_id"] = "  "
+    path = tmp_path / "predictions.csv"
+    pred.to_csv(path, index=False)
+    with pytest.raises(TableError) as err:
+        read_predictions(path)
+    assert "column 'pair_id': 1 of 92 rows empty; first: (empty) (row 1)" in str(err.value)
+    assert "column 'pair_id': 1 of 92 rows blank; first: '  ' (row 5)" in str(err.value)
+
+
+def test_duplicate_key_error_names_the_key_and_first_duplicates(tmp_path):
+    pred = constructed_predictions()
+    path = tmp_path / "predictions.csv"
+    pd.concat([pred, pred.iloc[[0, 7]]]).to_csv(path, index=False)
+    with pytest.raises(TableError, match=(r"duplicate key \(dataset, model, pair_id, side, arm\): 4 of 94 rows; "
+                                          r"first: \('adult', 'released-model', 'adult-a0', 'alpha', 'nothink'\) "
+                                          r"rows 1, 93; \('adult', 'released-model', 'adult-a1', 'alpha_prime', "
+                                          r"'think'\) rows 8, 94")):
+        read_predictions(path)
+
+
+def test_parquet_and_json_lines_are_checked_alike(tmp_path):
+    pred = constructed_predictions()
+    pred.loc[2, "status"] = "refused"
+    for path in (tmp_path / "p.parquet", tmp_path / "p.jsonl"):
+        if path.suffix == ".parquet":
+            pred.to_parquet(path, index=False)
+        else:
+            pred.to_json(path, orient="records", lines=True)
+        with pytest.raises(TableError, match=f"(?s){path}: .*column 'status': 1 of 92 rows .*'refused' \\(row 3\\)"):
+            read_predictions(path)
+    good = tmp_path / "good.parquet"
+    constructed_predictions().to_parquet(good, index=False)
+    assert len(read_predictions(good)) == 92
+
+
+@pytest.mark.slow
+def test_byo_run_stops_on_an_unknown_status(workflow_dir):
+    path = workflow_dir / "released-bad.csv"
+    refused_spelling().to_csv(path, index=False)
+    cfg = tiny_config(fairness={"bootstrap_samples": 50})
+    override = json.dumps({"run": "bad", "predictions": str(path)})
+    proc = run_snakemake(workflow_dir, ["--cores", "1", "fairness", "--config", f"fairness={override}"],
+                         config=cfg, check=False)
+    assert proc.returncode != 0
+    message = "column 'status': 1 of 92 rows not one of ok, refusal, unparsed; first: 'refused' (row 91)"
+    assert message in proc.stderr and str(path) in proc.stderr
+    assert message in (workflow_dir / "logs/fairness/bad/cells.log").read_text()
+    assert not (workflow_dir / "results/fairness/bad/cells.parquet").exists()
+
+
+@pytest.mark.slow
 def test_byo_predictions_give_known_tables(workflow_dir):
     path = workflow_dir / "released.csv"
     constructed_predictions().to_csv(path, index=False)

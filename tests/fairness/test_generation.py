@@ -7,7 +7,8 @@ from thinkbias.fairness.generation import (
     probe_arm, probe_cue, retained_pairs,
 )
 from thinkbias.fairness.cdpg import depth_fractions
-from thinkbias.fairness.predictions import depth_column, validate_predictions
+from thinkbias.fairness.predictions import depth_column
+from thinkbias.fairness.schema import validate_predictions
 from thinkbias.fairness.prompts import build_prompts
 
 pytestmark = pytest.mark.slow

@@ -3,7 +3,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from thinkbias.fairness.predictions import depth_column, depth_sets, pair_table, parse_counts, validate_predictions
+from thinkbias.fairness.predictions import depth_column, depth_sets, pair_table, parse_counts
+from thinkbias.fairness.schema import validate_predictions
 
 
 def long_rows(pair, answers, model="m", dataset="adult", status=None):
@@ -31,14 +32,16 @@ def test_retention_and_counts():
 
 def test_validation_errors():
     good = pd.DataFrame(long_rows("p1", ALL_YES))
-    with pytest.raises(ValueError, match="lacks column"):
+    with pytest.raises(ValueError, match="missing column.*'arm'"):
         validate_predictions(good.drop(columns=["arm"]))
-    with pytest.raises(ValueError, match="side"):
+    with pytest.raises(ValueError, match="column 'side': 4 of 4 rows not one of alpha, alpha_prime; first: 'male'"):
         validate_predictions(good.assign(side="male"))
-    with pytest.raises(ValueError, match="answer must be"):
+    with pytest.raises(ValueError, match="column 'answer': 4 of 4 rows not Yes, No or empty"):
         validate_predictions(good.assign(answer="Maybe"))
-    with pytest.raises(ValueError, match="duplicate"):
+    with pytest.raises(ValueError, match="duplicate key"):
         validate_predictions(pd.concat([good, good.iloc[:1]]))
+    with pytest.raises(ValueError, match="status 'ok' without an answer"):
+        validate_predictions(good.assign(answer=None))
     # status derived when absent; lowercase answers accepted
     v = validate_predictions(good.drop(columns=["status"]).assign(answer="yes"))
     assert set(v.status) == {"ok"} and set(v.answer) == {"Yes"}

@@ -14,7 +14,8 @@ import pandas as pd
 from thinkbias.fairness.cdpg import anchor_mover_trajectories, cdpg_long, mean_abs_cdpg, slope_table
 from thinkbias.fairness.cells import assign_cells, contingency_table
 from thinkbias.fairness.disparity import disparity_table
-from thinkbias.fairness.predictions import depth_sets, pair_table, parse_counts, validate_predictions
+from thinkbias.fairness.predictions import depth_sets, pair_table, parse_counts
+from thinkbias.fairness.schema import validate_predictions
 from thinkbias.fairness.transitions import (
     check_cell_identities,
     directional_decomposition,

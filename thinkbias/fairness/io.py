@@ -6,16 +6,16 @@ from pathlib import Path
 
 import pandas as pd
 
+from thinkbias.data.byo_table import read_user_table
+from thinkbias.fairness.schema import validate_predictions
 from thinkbias.report.markdown import markdown_table
 
 
 def read_predictions(path: str | Path) -> pd.DataFrame:
-    """A predictions table from CSV or Parquet (by extension); ids and answers read as text."""
-    path = Path(path)
-    if path.suffix in (".parquet", ".pq"):
-        return pd.read_parquet(path)
-    text_cols = {c: str for c in ("dataset", "model", "pair_id", "side", "arm", "attribute", "status")}
-    return pd.read_csv(path, dtype=text_cols, keep_default_na=False, na_values={"answer": [""], "p_yes": [""]})
+    """A predictions table from CSV, Parquet or JSON Lines (by extension), checked against the
+    documented schema; raises ``TableError`` naming the file, column or key, rows and values."""
+    what = "predictions table"
+    return validate_predictions(read_user_table(path, what), source=f"{what} {path}")
 
 
 def write_table(table: pd.DataFrame, csv_path: str | Path, md_path: str | Path, title: str, digits: int = 3) -> None:

@@ -20,20 +20,21 @@ p_yes_K{K}_k{k} float    think arm: P(Yes) after the first k of K equal-token se
 =============  ========  ==================================================================
 
 A pair is retained in a setting only when all four answers (2 sides x 2 arms) are ``ok``.
+The declared schema and its validation: :mod:`thinkbias.fairness.schema`.
 """
 
 from __future__ import annotations
 
 import re
 
-import numpy as np
 import pandas as pd
 
 REQUIRED = ("dataset", "model", "pair_id", "side", "arm", "answer")
+KEY = ("dataset", "model", "pair_id", "side", "arm")
 SIDES = ("alpha", "alpha_prime")
 ARMS = ("nothink", "think")
 SETTING = ["model", "dataset"]
-_DEPTH = re.compile(r"^p_yes_K(\d+)_k(\d+)$")
+DEPTH_COLUMN = re.compile(r"^p_yes_K(\d+)_k(\d+)$")
 
 
 def depth_column(K: int, k: int) -> str:
@@ -45,54 +46,10 @@ def depth_sets(columns: list[str] | pd.Index) -> dict[int, list[int]]:
     """K -> sorted depths k present among ``columns``."""
     out: dict[int, list[int]] = {}
     for c in columns:
-        m = _DEPTH.match(str(c))
+        m = DEPTH_COLUMN.match(str(c))
         if m:
             out.setdefault(int(m.group(1)), []).append(int(m.group(2)))
     return {K: sorted(ks) for K, ks in sorted(out.items())}
-
-
-def _answer(value: object) -> str | None:
-    if value is None or (not isinstance(value, str) and pd.isna(value)) or str(value).strip() == "":
-        return None
-    return str(value).strip().capitalize()
-
-
-def validate_predictions(pred: pd.DataFrame) -> pd.DataFrame:
-    """Check the schema and normalise types; raise ``ValueError`` naming what is wrong."""
-    missing = [c for c in REQUIRED if c not in pred.columns]
-    if missing:
-        raise ValueError(f"predictions table lacks column(s) {missing}; required: {list(REQUIRED)}")
-    out = pred.copy()
-    for c in ("dataset", "model", "pair_id", "side", "arm"):
-        out[c] = out[c].astype(str)
-    bad_side = sorted(set(out["side"]) - set(SIDES))
-    if bad_side:
-        raise ValueError(f"unknown side value(s) {bad_side}; expected {SIDES}")
-    bad_arm = sorted(set(out["arm"]) - set(ARMS))
-    if bad_arm:
-        raise ValueError(f"unknown arm value(s) {bad_arm}; expected {ARMS}")
-    ans = pd.Series([_answer(a) for a in out["answer"]], index=out.index, dtype=object)
-    bad_ans = sorted(set(a for a in ans if a is not None) - {"Yes", "No"})
-    if bad_ans:
-        raise ValueError(f"answer must be Yes, No or empty; found {bad_ans[:5]}")
-    out["answer"] = ans
-    if "status" not in out.columns:
-        out["status"] = np.where(ans.notna(), "ok", "unparsed")
-    out["status"] = out["status"].astype(str)
-    inconsistent = (out["status"] == "ok") != out["answer"].notna()
-    if inconsistent.any():
-        raise ValueError(f"{int(inconsistent.sum())} rows have status 'ok' without an answer or an answer without 'ok'")
-    if "attribute" not in out.columns:
-        out["attribute"] = out["side"]
-    dup = out.duplicated(["dataset", "model", "pair_id", "side", "arm"])
-    if dup.any():
-        raise ValueError(f"{int(dup.sum())} duplicate (dataset, model, pair_id, side, arm) rows")
-    for c in out.columns:
-        if c == "p_yes" or _DEPTH.match(c):
-            out[c] = pd.to_numeric(out[c], errors="coerce").astype(float)
-    if "p_yes" not in out.columns:
-        out["p_yes"] = np.nan
-    return out
 
 
 def parse_counts(pred: pd.DataFrame) -> pd.DataFrame:
@@ -120,7 +77,7 @@ def pair_table(pred: pd.DataFrame) -> pd.DataFrame:
     ok = pred[pred["status"] == "ok"]
     complete = ok.groupby(SETTING + ["pair_id"]).size()
     index = complete[complete == 4].index.sort_values()
-    depth_cols = [c for c in pred.columns if _DEPTH.match(c)]
+    depth_cols = [c for c in pred.columns if DEPTH_COLUMN.match(c)]
     out = pd.DataFrame(index=index)
     for side in SIDES:
         for arm in ARMS:
