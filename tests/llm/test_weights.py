@@ -36,9 +36,9 @@ def written_an_hour_ago(path: Path) -> Path:
     return path
 
 
-def model_copy(embedded_model: Path, folder: Path, flipped: int = 0, name: str = GGUF) -> Path:
+def model_copy(embedded_model: Path, folder: Path, flipped: int = 0, name: str = GGUF, aged: bool = True) -> Path:
     """The embedded GGUF copied to ``folder/name`` with ``flipped`` bytes of its tensor data inverted
-    (from 8 MiB on, one per 4 KiB)."""
+    (from 8 MiB on, one per 4 KiB), last written an hour ago unless not ``aged``."""
     folder.mkdir(parents=True, exist_ok=True)
     dest = folder / name
     shutil.copyfile(embedded_model, dest)
@@ -48,7 +48,7 @@ def model_copy(embedded_model: Path, folder: Path, flipped: int = 0, name: str =
             byte = fh.read(1)[0]
             fh.seek(-1, os.SEEK_CUR)
             fh.write(bytes([byte ^ 0xFF]))
-    return written_an_hour_ago(dest)
+    return written_an_hour_ago(dest) if aged else dest
 
 
 def test_weights_with_flipped_bytes_stop_before_loading_and_cache_nothing(embedded_model, tmp_path: Path):
@@ -160,3 +160,25 @@ def test_a_quantized_folder_is_checked_against_the_quantizer_record(tmp_path: Pa
 def test_api_models_have_no_files_to_check():
     spec = ModelSpec(id="api", backend="openai", api_model="x")
     assert weight_files(spec) == [] and verified_spec(spec) == spec
+
+
+@pytest.mark.slow
+def test_a_generation_job_on_corrupt_weights_fails_before_any_request(embedded_model, tmp_path: Path):
+    """The real workflow: the fairness generation job of the embedded model, its GGUF replaced by a
+    copy with 20,000 flipped bytes, stops naming the file and writes no request cache."""
+    from tests.helpers import make_workflow_dir, run_snakemake
+
+    wd = make_workflow_dir(tmp_path / "wf")
+    (wd / "resources/models").unlink()  # its own weights (the link leads to the repository's)
+    # written now: a file older than scripts/data/fetch.py would make Snakemake fetch it again
+    bad = model_copy(embedded_model, wd / "resources/models/smollm2-135m", flipped=FLIPPED, aged=False)
+    target = "results/fairness/embedded/generations/compas/smollm2-135m/think/shard-0.parquet"
+    proc = run_snakemake(wd, ["--cores", "1", target], check=False)
+    assert proc.returncode != 0
+    assert (wd / "results/fairness/embedded/prompts/compas.parquet").exists()  # the job before it ran
+    assert not (wd / target).exists()
+    rel = "resources/models/smollm2-135m/" + GGUF
+    log = next((wd / "logs").rglob("shard-0.log")).read_text()
+    assert rel in log and PINNED in log and sha256_file(bad) in log and f"rm {rel} && snakemake --cores 1 {rel}" in log
+    assert "requests on model" not in log  # the line a job logs before its first request
+    assert not (wd / "cache").exists() or not any((wd / "cache").iterdir())

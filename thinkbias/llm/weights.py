@@ -93,7 +93,7 @@ def verified_spec(spec: ModelSpec) -> ModelSpec:
     files = weight_files(spec)
     if not files:
         if spec.backend == "vllm":
-            log.warning("model '%s': %s is not a local folder; its weights are not verified (cache identity %s)",
+            log.warning("model '%s': no local weight files listed or recorded at %s; not verified (cache identity %s)",
                         spec.id, spec.weights, spec.weights_sha256)
         return spec
     verified: dict[str, str] = {}
