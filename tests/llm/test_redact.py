@@ -144,3 +144,34 @@ def test_rule_logging_redacts_any_exception_holding_a_key(tmp_path):
     assert type(info.value).__name__ == "SecretRedactedError"
     shown = "".join(traceback.format_exception(info.value)) + log_path.read_text()
     assert "sk-job-abcdef123456" not in shown and "KeyError" in shown and "Bearer [redacted]" in shown
+
+
+@pytest.mark.slow
+def test_snakemake_console_logs_and_cache_never_show_the_key(key, workflow_dir):
+    """A real Snakemake run of the position study on an API model whose server answers 500 with the
+    Authorization header in its body: the run fails, and neither Snakemake's console, nor any job
+    log, nor the cache holds the key or its Bearer token (the redacted error is there)."""
+    import yaml
+
+    from tests.helpers import run_snakemake, tiny_config
+
+    with ScriptedApi(echo_authorization(500)) as api:
+        registry = yaml.safe_load((REPO / "config/models.yaml").read_text())
+        registry["echo-api"] = {"backend": "openai", "description": "a local server echoing headers", "license": "mit",
+                                "api_base": api.url, "api_model": "served", "api_key_env": KEY_ENV, "files": [],
+                                "thinking": "none", "n_ctx": 4096, "gpus": 0,
+                                "extra": {"max_retries": 1, "backoff_s": 0.01}}
+        (workflow_dir / "registry.yaml").write_text(yaml.safe_dump(registry, sort_keys=False))
+        cfg = tiny_config(position={"benchmarks": {"mmlu": {"path": "resources/raw/mmlu/mmlu.jsonl", "n_questions": 1}},
+                                    "runs": [{"model": "echo-api", "mode": "direct"}], "wilcoxon_pairs": [],
+                                    "truncation": {"runs": []}})
+        cfg["registry"] = "registry.yaml"
+        proc = run_snakemake(workflow_dir, ["--cores", "1", "position"], config=cfg, timeout=600, check=False)
+    console = proc.stdout + proc.stderr
+    assert proc.returncode != 0 and len(api.received) >= 2, console[-3000:]  # 4 orderings x 2 attempts
+    logs = "".join(p.read_text() for p in (workflow_dir / "logs").rglob("*.log"))
+    assert "injected 500 auth=Bearer [redacted]" in logs and "ApiRetriesExhausted" in console + logs
+    for name, text in {"console": console, "logs": logs,
+                       "cache": folder_bytes(workflow_dir / "cache").decode("utf-8", "replace"),
+                       ".snakemake": folder_bytes(workflow_dir / ".snakemake").decode("utf-8", "replace")}.items():
+        assert_clean(text, key, name)
