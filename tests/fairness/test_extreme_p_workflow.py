@@ -4,12 +4,11 @@ Table 2's exact, finite log10 p, a report that prints p as 2.48e-486 and checks 
 import pandas as pd
 import pytest
 
+from tests.fairness.test_byo import PROTO
 from tests.helpers import run_snakemake, tiny_config
 
 MODELS = ("qwq-32b-awq", "r1-distill-qwen-32b-awq", "qwen3-32b-awq")
 DATASETS = ("adult", "compas", "credit")
-# (y_alpha_nothink, y_alpha_prime_nothink, y_alpha_think, y_alpha_prime_think) per cell
-PROTO = {"a": (1, 1, 0, 0), "b": (1, 0, 1, 1), "c": (0, 0, 1, 0), "d": (1, 0, 0, 1)}
 # per setting; summed over the nine settings: a = 90, b = 620, c = 3508, d = 68 (the paper's pooled b, c, d)
 CELLS = [{"a": 10, "b": 69, "c": 390, "d": 8}] * 8 + [{"a": 10, "b": 68, "c": 388, "d": 4}]
 
