@@ -81,3 +81,26 @@ def test_directional_decomposition():
     states_nt = pair_states(cells, "nothink")
     dg_nothink = ((states_nt == "YN").sum() - (states_nt == "NY").sum()) / len(cells)
     assert t.delta_dgroup == pytest.approx(dg_think - dg_nothink)
+
+
+def test_table4_has_the_pooled_m_row_and_integer_column_totals():
+    from thinkbias.report.markdown import markdown_table
+
+    cells = assign_cells(pairs_from_states(TRANS))
+    m = pair_state_matrix(pair_state_counts(cells))
+    assert m["from"].tolist() == ["NN", "YY", "YN", "NY", "M", "total"]
+    mrow = m.set_index("from").loc["M"]
+    # M = YN (7 pairs) + NY (2 pairs): YN->YY 5, YN->YN 2, NY->NN 1, NY->YN 1
+    assert mrow["n"] == 9
+    assert mrow["to_NN"] == pytest.approx(1 / 9) and mrow["to_YY"] == pytest.approx(5 / 9)
+    assert mrow["to_YN"] == pytest.approx(3 / 9) and mrow["to_NY"] == 0 and mrow["to_M"] == pytest.approx(3 / 9)
+    # independent: the pooled row from a crosstab of the pair states
+    pairs = pairs_from_states(TRANS)
+    nt, th = pair_states(pairs, "nothink"), pair_states(pairs, "think")
+    pooled = pd.crosstab(nt.where(~nt.isin(["YN", "NY"]), "M"), th, normalize="index").loc["M"]
+    assert [mrow[f"to_{t}"] for t in ("NN", "YY", "YN")] == pytest.approx([pooled.get(t, 0) for t in ("NN", "YY", "YN")])
+    total = m.set_index("from").loc["total"]
+    assert all(isinstance(total[c], int) for c in ("to_NN", "to_YY", "to_YN", "to_NY", "to_M"))
+    md = markdown_table(m, 3)
+    assert "| total | 122 | 51 | 55 | 9 | 7 | 16 |" in md and "51.000" not in md
+    assert "| M | 9 | 0.111 | 0.556 | 0.333 | 0.000 | 0.333 |" in md

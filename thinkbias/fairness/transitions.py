@@ -2,8 +2,9 @@
 
 Group-level T^A (Table 3): for sides with attribute A, the row-stochastic 2x2 matrix
 P(yhat_think = y' | yhat_nothink = y), y, y' in {N, Y}; Delta P(Y) = P(Y)_think - P(Y)_nothink.
-Pair-state T^pair (Tables 4, 13, 14): states NN, YY, YN, NY (first letter = side alpha), M = YN + NY;
-rows = nothink state, columns = think state. Identities (checked by :func:`check_cell_identities`):
+Pair-state T^pair (Tables 4, 13, 14): states NN, YY, YN, NY (first letter = side alpha), M = YN + NY
+(Table 4 pools it into one row and column, Tables 13 and 14 split it); rows = nothink state, columns =
+think state. Identities (checked by :func:`check_cell_identities`):
     b = n_M * P(M -> NN or YY),  c = n_NN * P(NN -> M) + n_YY * P(YY -> M).
 Directional decomposition (Table 5): c_alpha_up = cell-c pairs with yhat^alpha=1, yhat^alpha'=0 under
 think, c_alpha'_up the opposite; delta_c = (c_alpha_up - c_alpha'_up) / N, in percent.
@@ -81,25 +82,40 @@ def pair_state_counts(pairs: pd.DataFrame) -> pd.DataFrame:
 
 
 def pair_state_matrix(counts: pd.DataFrame) -> pd.DataFrame:
-    """Tables 4/13/14 layout: per setting a row per from-state with n, P(-> NN, YY, YN, NY, M), plus a
-    ``total`` row of column totals (pairs in each think state; the M total is the think-flip count c+d)."""
+    """Tables 4/13/14 layout: per setting a row per from-state with n, P(-> NN, YY, YN, NY, M): the
+    split rows NN, YY, YN, NY of Tables 13/14, then Table 4's ``M`` row (YN and NY pooled:
+    P(M -> t) over the n_YN + n_NY pairs), then a ``total`` row of column totals (pairs in each think
+    state, as integers; the M total is the think-flip count c + d).
+
+    The probability columns hold floats and the total row's counts ints (object columns), so the
+    Markdown shows 3416, not 3416.000.
+    """
     rows = []
     for (model, dataset), g in counts.groupby(SETTING, sort=True):
-        for s in STATES:
-            r = g[g["from"] == s].set_index("to")
-            n = int(r["n_row"].iloc[0])
-            row = {"model": model, "dataset": dataset, "from": s, "n": n}
+        def row_for(state: str, sub: pd.DataFrame) -> dict:
+            by_to = sub.groupby("to")["count"].sum()
+            n = int(sub.drop_duplicates("from")["n_row"].sum())
+            row = {"model": model, "dataset": dataset, "from": state, "n": n}
             for t in STATES:
-                row[f"to_{t}"] = float(r.loc[t, "prob"])
-            row["to_M"] = float(r.loc[list(MIXED), "count"].sum() / n) if n else math.nan
-            rows.append(row)
+                row[f"to_{t}"] = float(by_to.get(t, 0) / n) if n else math.nan
+            row["to_M"] = float(sum(by_to.get(t, 0) for t in MIXED) / n) if n else math.nan
+            return row
+
+        for s in STATES:
+            rows.append(row_for(s, g[g["from"] == s]))
+        rows.append(row_for("M", g[g["from"].isin(MIXED)]))
         tot = g.groupby("to")["count"].sum()
         row = {"model": model, "dataset": dataset, "from": "total", "n": int(tot.sum())}
         for t in STATES:
-            row[f"to_{t}"] = float(tot[t])
-        row["to_M"] = float(tot[list(MIXED)].sum())
+            row[f"to_{t}"] = int(tot.get(t, 0))
+        row["to_M"] = int(sum(tot.get(t, 0) for t in MIXED))
         rows.append(row)
-    return pd.DataFrame(rows, columns=["model", "dataset", "from", "n"] + [f"to_{t}" for t in STATES] + ["to_M"])
+    columns = ["model", "dataset", "from", "n"] + [f"to_{t}" for t in STATES] + ["to_M"]
+    out = pd.DataFrame(rows, columns=columns).astype({c: object for c in columns[4:]})
+    totals = out["from"] == "total"
+    for c in columns[4:]:
+        out.loc[totals, c] = [int(x) for x in out.loc[totals, c]]
+    return out
 
 
 def check_cell_identities(cells: pd.DataFrame, counts: pd.DataFrame) -> pd.DataFrame:
