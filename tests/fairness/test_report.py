@@ -105,3 +105,71 @@ def test_pooled_p_claim_can_fail_and_matches_at_the_exact_value():
     pooled_line = next(line for line in text.splitlines() if line.startswith("| pooled | pooled |"))
     assert "| 2.48e-486 | -485.605 |" in pooled_line and "∞" not in text
     assert "| pooled_log10_p |" in text and "| -485.605 |" in text and "| match |" in text
+
+
+def _real_paper():
+    from pathlib import Path
+
+    import yaml
+    return yaml.safe_load((Path(__file__).resolve().parents[2] / "resources/paper/fairness.yaml").read_text())
+
+
+def test_paper_values_print_with_their_own_precision():
+    paper = _real_paper()
+    paper["values"] = [v for v in paper["values"] if v["id"] in ("qwen3_adult_nn_nn", "pooled_c_over_b", "pooled_c")]
+    t4 = pd.DataFrame([{"model": "qwen3-32b-awq", "dataset": "adult", "from": "NN", "to_NN": 0.8734}])
+    tabs = {**tables("qwen3-32b-awq"), "table4": t4,
+            "table2": pd.DataFrame([{"model": "qwen3-32b-awq", "dataset": "adult", "c": 3416, "b": 620},
+                                    {"model": "pooled", "dataset": "pooled", "c": 3416, "b": 620,
+                                     "c_over_b": 3416 / 620}])}
+    t = compare(tabs, paper, ["qwen3-32b-awq"], ["adult"]).set_index("id")
+    assert t.loc["qwen3_adult_nn_nn", "paper"] == "89%"
+    assert t.loc["qwen3_adult_nn_nn", "reproduced_shown"] == "87.3%"
+    assert t.loc["qwen3_adult_nn_nn", "difference_shown"] == "-1.7 pp"
+    assert t.loc["qwen3_adult_nn_nn", "verdict"] == "match"
+    assert "Table 4's own digits are not in the text" in t.loc["qwen3_adult_nn_nn", "source"]
+    assert t.loc["pooled_c_over_b", "paper"] == "≈ 5.7×" and t.loc["pooled_c_over_b", "reproduced_shown"] == "5.51×"
+    assert t.loc["pooled_c", "reproduced_shown"] == "3416"
+    text = render_report("r", tabs, paper, ["qwen3-32b-awq"], ["adult"], pd.DataFrame())
+    assert "| 89% | 87.3% | -1.7 pp |" in text and "0.890" not in text and "5.700" not in text
+
+
+def appendix_d_tables():
+    rows = [("gemma-2-27b-it-awq", "adult", 40, 10), ("gemma-2-27b-it-awq", "compas", 60, 12),
+            ("gemma-2-27b-it-awq", "credit", 20, 5), ("llama-3.1-8b-instruct", "adult", 30, 2),
+            ("llama-3.1-8b-instruct", "compas", 9, 12), ("llama-3.1-8b-instruct", "credit", 25, 3)]
+    t2 = pd.DataFrame([{"model": m, "dataset": d, "c": c, "b": b} for m, d, c, b in rows]
+                      + [{"model": "pooled", "dataset": "pooled", "c": 184, "b": 44}])
+    return {**tables("x"), "table2": t2}
+
+
+def test_an_appendix_d_run_is_compared_with_what_the_paper_says_of_appendix_d():
+    paper = _real_paper()
+    run = ["gemma-2-27b-it-awq", "llama-3.1-8b-instruct"]
+    t = compare(appendix_d_tables(), paper, run, ["adult", "compas", "credit"]).set_index("id")
+    # only the Appendix D values: no main-study value with a stand-in model
+    assert set(t.index) == {"appd_gemma_c_gt_b", "appd_gemma_c_over_b", "appd_llama_c_gt_b", "appd_llama_c_over_b"}
+    assert "different model" not in set(t["verdict"])
+    assert t.loc["appd_gemma_c_gt_b", "reproduced"] == 3 and t.loc["appd_gemma_c_gt_b", "verdict"] == "match"
+    assert t.loc["appd_gemma_c_over_b", "reproduced"] == pytest.approx(120 / 27)      # 4.44: within 2x of 5.7
+    assert t.loc["appd_gemma_c_over_b", "verdict"] == "match"
+    assert t.loc["appd_llama_c_gt_b", "reproduced"] == 2 and t.loc["appd_llama_c_gt_b", "verdict"] == "differs"
+    assert t.loc["appd_llama_c_over_b", "reproduced"] == pytest.approx(64 / 17)       # 3.76
+    assert t.loc["appd_llama_c_over_b", "model"] == "llama-3.1-8b-instruct (Llama-3.1-8B)"
+    assert t.loc["appd_llama_c_over_b", "source"].startswith("Appendix D: §4.2")
+    text = render_report("appendix-d", appendix_d_tables(), paper, run, ["adult", "compas", "credit"], pd.DataFrame())
+    assert "not one of the paper's" not in text
+    assert "gemma-2-27b-it-awq (gemma-2-27B)" in text and "Appendix D replication" in text
+    # a single Appendix D model: the other one's values read "not run"
+    one = compare(appendix_d_tables(), paper, ["gemma-2-27b-it-awq"], ["adult", "compas", "credit"]).set_index("id")
+    assert one.loc["appd_llama_c_gt_b", "verdict"] == "not run"
+
+
+def test_comparable_ratio_is_within_the_factor():
+    v = {"id": "r", "quantity": "q", "measure": "ratio.c_over_b", "model": "m", "dataset": "pooled", "value": 5.7,
+         "relation": "comparable", "factor": 2, "printed": "≈ 5.7×", "source": "s"}
+    paper = {"paper": "P", "models": {"q": "Q"}, "datasets": ["adult"], "values": [],
+             "appendix_d": {"claim": "c", "models": {"m": "M"}, "values": [v]}}
+    for c, b, verdict in ((57, 10, "match"), (29, 10, "match"), (28, 10, "differs"), (115, 10, "differs")):
+        t2 = pd.DataFrame([{"model": "m", "dataset": "adult", "c": c, "b": b}])
+        assert compare({"table2": t2}, paper, ["m"], ["adult"]).iloc[0]["verdict"] == verdict
