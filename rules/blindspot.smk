@@ -5,6 +5,8 @@
 # The audit gathers the chain through an input function that reads each decision until "done".
 import json
 
+from thinkbias.config_refs import blindspot_step_models
+
 BS = config["blindspot"]
 BS_DIR = "results/blindspot"
 BS_PROMPTS = BS["prompts"]
@@ -16,8 +18,13 @@ wildcard_constraints:
 
 
 def bs_files(model_id):
-    """Weights of a model used by a blindspot step ('tfidf' and API models have none)."""
-    return [] if model_id == "tfidf" else model_files(model_id)
+    """Weights of a model used by a blindspot step ('tfidf', API models and no model have none)."""
+    return [] if model_id in ("tfidf", "") else model_files(model_id)
+
+
+def bs_role_model(role):
+    """Registry id of the model a task-level or judge step runs, "" when the step runs none."""
+    return blindspot_step_models(BS)[role]
 
 
 def bs_env(model_id):
@@ -43,27 +50,27 @@ def bs_user_inputs_file(wildcards):
 
 
 def bs_rewrite_weights(wildcards):
-    return bs_files(BS["rewrite"]["model"]) if BS["rewrite"]["enabled"] else []
+    return bs_files(bs_role_model("rewrite"))
 
 
 def bs_hypothesis_weights(wildcards):
-    return bs_files(BS["hypothesis"]["model"]) if BS["hypothesis"]["enabled"] else []
+    return bs_files(bs_role_model("hypothesis"))
 
 
 def bs_dedup_weights(wildcards):
-    return bs_files(BS["dedup"]["model"]) if BS["dedup"]["enabled"] and BS["hypothesis"]["enabled"] else []
+    return bs_files(bs_role_model("dedup"))
 
 
 def bs_variation_weights(wildcards):
-    return bs_files(BS["variations"]["model"]) if BS["hypothesis"]["enabled"] else []
+    return bs_files(bs_role_model("variations"))
 
 
 def bs_quality_weights(wildcards):
-    return bs_files(BS["quality"]["model"]) if BS["quality"]["enabled"] else []
+    return bs_files(bs_role_model("quality"))
 
 
 def bs_judge_weights(wildcards):
-    return bs_files(BS["verbalization"]["model"]) if BS["verbalization"]["judge"] == "autorater" else []
+    return bs_files(bs_role_model("verbalization"))
 
 
 def bs_target_weights(wildcards):
@@ -219,6 +226,7 @@ rule blindspot_rewrite:
         task="{task}",
         enabled=BS["rewrite"]["enabled"],
         model=BS["rewrite"]["model"],
+        model_identity=model_identity(bs_role_model("rewrite")),
         temperature=BS["rewrite"]["temperature"],
         max_tokens=BS["rewrite"]["max_tokens"],
         seed=config["seed"],
@@ -245,6 +253,7 @@ rule blindspot_embed:
         f"{BS_DIR}/{{task}}/embeddings.npy",
     params:
         embedder=BS["embedder"],
+        model_identity=model_identity("" if BS["embedder"] == "tfidf" else BS["embedder"]),
         seed=config["seed"],
         registry=config["registry"],
         cache_dir=CACHE_DIR,
@@ -293,6 +302,7 @@ rule blindspot_hypothesize:
         task="{task}",
         enabled=BS["hypothesis"]["enabled"],
         model=BS["hypothesis"]["model"],
+        model_identity=model_identity(bs_role_model("hypothesis")),
         per_cluster=BS["hypothesis"]["per_cluster"],
         batch_size=BS["hypothesis"]["batch_size"],
         max_prompts=BS["hypothesis"]["max_prompts"],
@@ -331,6 +341,7 @@ rule blindspot_dedup:
         curated_ids=BS["curated"]["ids"],
         enabled=BS["dedup"]["enabled"],
         model=BS["dedup"]["model"],
+        model_identity=model_identity(bs_role_model("dedup")),
         temperature=BS["dedup"]["temperature"],
         max_tokens=BS["dedup"]["max_tokens"],
         constrained=BS["dedup"]["constrained"],
@@ -362,6 +373,7 @@ rule blindspot_variations:
     params:
         task="{task}",
         model=BS["variations"]["model"],
+        model_identity=model_identity(bs_role_model("variations")),
         temperature=BS["variations"]["temperature"],
         max_tokens=BS["variations"]["max_tokens"],
         constrained=BS["variations"]["constrained"],
@@ -393,6 +405,7 @@ rule blindspot_quality:
         task="{task}",
         enabled=BS["quality"]["enabled"],
         model=BS["quality"]["model"],
+        model_identity=model_identity(bs_role_model("quality")),
         max_pairs=BS["quality"]["max_pairs"],
         min_rating=BS["quality"]["min_rating"],
         keep_share=BS["quality"]["keep_share"],
@@ -430,6 +443,7 @@ rule blindspot_baseline:
     params:
         task="{task}",
         model="{model}",
+        model_identity=model_identity_wildcards,
         k0=BS["stages"]["k0"],
         max_stages=BS["stages"]["max_stages"],
         temperature=BS["target"]["temperature"],
@@ -470,6 +484,7 @@ rule blindspot_baseline_judge:
         threshold=BS["stages"]["baseline_verbalization_threshold"],
         method=BS["verbalization"]["judge"],
         model=BS["verbalization"]["model"],
+        model_identity=model_identity(bs_role_model("verbalization")),
         temperature=BS["verbalization"]["temperature"],
         max_tokens=BS["verbalization"]["max_tokens"],
         constrained=BS["verbalization"]["constrained"],
@@ -503,6 +518,7 @@ rule blindspot_stage_respond:
     params:
         task="{task}",
         model="{model}",
+        model_identity=model_identity_wildcards,
         previous=bs_previous_path("responses.parquet"),
         k0=BS["stages"]["k0"],
         max_stages=BS["stages"]["max_stages"],
@@ -548,6 +564,7 @@ rule blindspot_stage_judge:
         stage_params=bs_stage_params(),
         method=BS["verbalization"]["judge"],
         model=BS["verbalization"]["model"],
+        model_identity=model_identity(bs_role_model("verbalization")),
         temperature=BS["verbalization"]["temperature"],
         max_tokens=BS["verbalization"]["max_tokens"],
         constrained=BS["verbalization"]["constrained"],

@@ -7,15 +7,17 @@
 # - "Param root / bench_root is a prefix of output": folder roots of local rules (fetch, the benchmark
 #   table) on the workflow's own filesystem, never on a remote node.
 # - "Path composition with '+'": string building in summary text (blindspot, position), not paths.
+import dataclasses
+import functools
+import hashlib
+import json
 import math
 import os
 from pathlib import Path
 
 import yaml
 
-from thinkbias.config import fill_defaults, load_schema
-
-config.update(fill_defaults(config, load_schema("config/schema/config.schema.yaml")))
+from thinkbias.llm.registry import load_model_spec
 
 # Jobs (also in conda envs and on cluster nodes) import the thinkbias library from the workflow folder.
 os.environ["PYTHONPATH"] = os.pathsep.join(
@@ -35,6 +37,27 @@ def registry_entry(model_id):
             f"(known: {', '.join(sorted(REGISTRY))})"
         )
     return REGISTRY[model_id]
+
+
+@functools.cache
+def model_identity(*model_ids):
+    """A hash of what the engine runs for each model a job uses: the resolved registry entry
+    (``ModelSpec``: weights checksum, chat template, think tags, context length, backend options...),
+    so a rule carrying it as a param reruns when that entry changes, and only then. The weights path
+    is left out (the weight files are inputs); API keys are never in a spec (only the variable name).
+    Blank ids (a step whose model is switched off) contribute nothing."""
+    specs = []
+    for model_id in model_ids:
+        if model_id:
+            spec = dataclasses.asdict(load_model_spec(config["registry"], model_id))
+            spec.pop("weights")
+            specs.append(spec)
+    return hashlib.sha256(json.dumps(specs, sort_keys=True, default=str).encode()).hexdigest() if specs else ""
+
+
+def model_identity_wildcards(wildcards):
+    """`params: model_identity=` callable for rules with a {model} wildcard."""
+    return model_identity(wildcards.model)
 
 
 def model_files(model_id):

@@ -103,6 +103,7 @@ rule fairness_generate:
         probes=f"{FAIR_RUN}/probes/{{dataset}}/{{model}}/{{arm}}/shard-{{shard}}.parquet",
     params:
         registry=config["registry"],
+        model_identity=model_identity_wildcards,
         cache_dir=CACHE_DIR,
         shard_size=config["shard_size"],
         think_budget=FAIR["think_budget"],

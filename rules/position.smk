@@ -176,6 +176,7 @@ rule position_generate:
     params:
         model="{model}",
         registry=config["registry"],
+        model_identity=model_identity_wildcards,
         cache_dir=CACHE_DIR,
         max_tokens=position_max_tokens,
         start=position_shard_start,
@@ -278,6 +279,7 @@ rule position_truncate:
     params:
         model="{model}",
         registry=config["registry"],
+        model_identity=model_identity_wildcards,
         cache_dir=CACHE_DIR,
         seed=config["seed"],
         truncation=POSITION["truncation"],

@@ -94,6 +94,17 @@ def test_llm_rules_declare_gpu_resources_and_benchmarks():
     assert not problems, "\n".join(problems)
 
 
+def test_model_rules_carry_the_model_identity():
+    # a registry edit reruns a model's jobs through this param (docs/models.md); every rule whose env
+    # follows a model's backend runs a model
+    model_rules = [name for name, body in rule_blocks().items()
+                   if re.search(r"^\s+conda:\s*\n\s+[a-z_]*_env,?\s*$", body, flags=re.M)]
+    assert len(model_rules) >= 13, model_rules
+    missing = [name for name in model_rules if not re.search(r"^\s+model_identity=model_identity", rule_blocks()[name],
+                                                             flags=re.M)]
+    assert not missing, f"model rules without params model_identity: {missing}"
+
+
 def test_registry_backends_are_known():
     registry = yaml.safe_load((REPO / "config/models.yaml").read_text())
     for model_id, entry in registry.items():
