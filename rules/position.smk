@@ -243,6 +243,7 @@ rule position_byo:
     output:
         "results/position/byo/records.parquet",
     params:
+        orderings=POSITION["orderings"],
         fallback=POSITION["extraction_fallback"],
         ccp_definition=POSITION["ccp_definition"],
     log:

@@ -3,7 +3,8 @@
 A configuration is one (benchmark, model, mode). Per question:
 - ``pbs``: Eq. 1 over the permutations with an extracted answer (NaN when none);
 - ``accuracy``: share of extracted permutations answered correctly;
-- ``length``: mean trajectory length in characters over all the question's permutations;
+- ``length``: mean trajectory length in characters over the question's permutations with a
+  non-empty text (NaN when every text is empty);
 - ``ccp``: mean CCP over the permutations where it is detectable (NaN when none);
 - ``eff_sw_per_mention`` / ``eff_sw_per_kchar``: means over permutations (where defined).
 """
@@ -43,7 +44,8 @@ def question_metrics(records: pd.DataFrame, norm: Norm = "l2") -> pd.DataFrame:
 def configuration_summary(records: pd.DataFrame, questions: pd.DataFrame) -> pd.DataFrame:
     """Table 2: per configuration, mean accuracy, PBS, CCP, Eff-Sw (both scales), length, and the
     extraction rate as the paper's Appendix B defines it (the cascade yields a letter) beside the rate
-    with the letter-frequency fallback, the fallback and failure counts and Ns."""
+    with the letter-frequency fallback, the fallback and failure counts and Ns. ``n_empty_text``
+    counts the records with an empty text: they are among ``n_unparsed`` and left out of ``length``."""
     rows = []
     by_config = {k: g for k, g in questions.groupby(CONFIG_KEYS, sort=False)}
     for key, grp in records.groupby(CONFIG_KEYS, sort=False):
@@ -65,5 +67,6 @@ def configuration_summary(records: pd.DataFrame, questions: pd.DataFrame) -> pd.
             "extraction_rate_with_fallback": float(grp["extracted"].astype(bool).mean()),
             "n_fallback": int(status.eq("fallback").sum()),
             "n_unparsed": int(status.eq("none").sum()),
+            "n_empty_text": int(grp["empty_text"].astype(bool).sum()) if "empty_text" in grp else 0,
         })
     return pd.DataFrame(rows)

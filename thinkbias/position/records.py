@@ -4,6 +4,9 @@ Input: a generations table with at least question_id, permutation, model, mode, 
 optionally benchmark, correct_position, answer = post-thinking response). Output: the same rows
 plus the columns of ``RECORD_COLUMNS``. Unparseable records stay in the table with
 ``extraction_status == "none"``; they are excluded from bias metrics and counted in every summary.
+A record with an empty (or whitespace-only) ``full_text`` has nothing to read: it is unparsed
+whatever its response says, has no length (NaN, so it is left out of mean lengths) and is marked
+``empty_text``.
 """
 
 from __future__ import annotations
@@ -13,12 +16,12 @@ import json
 import numpy as np
 import pandas as pd
 
-from thinkbias.position.extract import extract_final_answer
+from thinkbias.position.extract import Extraction, extract_final_answer
 from thinkbias.position.trajectory import commitment_change_point, count_switches, effective_switching, extract_trajectory
 
 RECORD_COLUMNS = (
     "final_answer", "extraction_status", "extracted", "is_correct", "length_chars", "n_mentions",
-    "trajectory", "ccp", "n_switches", "eff_sw_per_mention", "eff_sw_per_kchar",
+    "trajectory", "ccp", "n_switches", "eff_sw_per_mention", "eff_sw_per_kchar", "empty_text",
 )
 
 
@@ -26,7 +29,9 @@ def record_row(full_text: str, response: str | None, correct: str | None, fallba
                ccp_definition: str = "a3") -> dict:
     """Extraction results for one record (``ccp_definition``: see ``commitment_change_point``)."""
     text = full_text if isinstance(full_text, str) else ""
-    found = extract_final_answer(text, response if isinstance(response, str) else None, fallback=fallback)
+    empty = not text.strip()
+    found = Extraction(None, "none") if empty else \
+        extract_final_answer(text, response if isinstance(response, str) else None, fallback=fallback)
     mentions = extract_trajectory(text)
     letters = [m.letter for m in mentions]
     positions = [m.norm_pos for m in mentions]
@@ -37,13 +42,14 @@ def record_row(full_text: str, response: str | None, correct: str | None, fallba
         "extraction_status": found.status,
         "extracted": found.letter is not None,
         "is_correct": (found.letter == correct) if (found.letter is not None and correct_ok) else np.nan,
-        "length_chars": len(text),
+        "length_chars": np.nan if empty else len(text),
         "n_mentions": len(mentions),
         "trajectory": json.dumps([[m.letter, m.char_pos, round(m.norm_pos, 6)] for m in mentions]),
         "ccp": commitment_change_point(letters, positions, found.letter, ccp_definition),
         "n_switches": count_switches(letters),
         "eff_sw_per_mention": per_mention,
         "eff_sw_per_kchar": per_kchar,
+        "empty_text": empty,
     }
 
 

@@ -102,8 +102,8 @@ def wilcoxon_table(questions: pd.DataFrame, pairs: Sequence[dict]) -> pd.DataFra
     where both exist, the one-sided paired Wilcoxon test (reasoning PBS > reference PBS)."""
     rows = []
     for pair in pairs:
-        rm, rmode = pair["reasoning"].split("/")
-        fm, fmode = pair["reference"].split("/")
+        rm, rmode = pair["reasoning"].rsplit("/", 1)  # the mode is the last part; a model name may hold "/"
+        fm, fmode = pair["reference"].rsplit("/", 1)
         for bench in questions["benchmark"].drop_duplicates():
             a = questions[(questions["benchmark"] == bench) & (questions["model"] == rm) & (questions["mode"] == rmode)]
             b = questions[(questions["benchmark"] == bench) & (questions["model"] == fm) & (questions["mode"] == fmode)]
