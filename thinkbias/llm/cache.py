@@ -141,7 +141,9 @@ class RequestCache:
 
         def lease():
             now = time.time()
-            out.mine.clear(), out.held.clear(), out.taken_over.clear()
+            out.mine.clear()  # a retry after "database is locked" starts over
+            out.held.clear()
+            out.taken_over.clear()
             for key in keys:
                 expired: Holder | None = None
                 for _ in range(2):  # a second pass after removing an expired lease
