@@ -95,6 +95,7 @@ def message_lines(proc) -> list[str]:
     (["--config", "shard_size=ten"], "shard_size", "'ten'"),
     (["--config", 'position={"runs": [{"model": "smollm2-135m-instruc", "mode": "reasoning"}]}'],
      "position.runs[0].model", "'smollm2-135m-instruc'"),
+    (["--config", 'position={"models": ["smollm2-135m-instruc"]}'], "position.models", "['smollm2-135m-instruc']"),
 ])
 def test_snakemake_reports_a_bad_config_in_a_few_lines(workflow_dir, args, where, value):
     proc = run_snakemake(workflow_dir, ["-n", *args], check=False, timeout=300)
