@@ -1,17 +1,15 @@
 """Bring-your-own outcomes: the staged testing on decisions and verdicts made elsewhere."""
 from pathlib import Path
 
-import pandas as pd
-
-from thinkbias.blindspot.byo import run_byo
+from thinkbias.blindspot.byo import read_baseline, read_outcomes, run_byo
 from thinkbias.blindspot.stages import StageParams
 from thinkbias.blindspot.report import table_markdown
 from thinkbias.workflow import rule_logging
 
 with rule_logging(snakemake.log[0]) as logger:
     p = snakemake.params
-    outcomes = pd.read_csv(snakemake.input.outcomes, dtype={"input_id": str, "concept_id": str})
-    baseline = pd.read_csv(snakemake.input.baseline, dtype={"input_id": str, "concept_id": str}) if snakemake.input.baseline else None
+    outcomes = read_outcomes(snakemake.input.outcomes)
+    baseline = read_baseline(snakemake.input.baseline) if snakemake.input.baseline else None
     stages, flagged, funnel, costs = run_byo(outcomes, baseline, p.k0, StageParams(**p.stage_params), p.max_stages)
     stages.to_csv(snakemake.output.stages, index=False)
     flagged.to_csv(snakemake.output.flagged, index=False)
