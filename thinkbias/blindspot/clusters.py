@@ -100,7 +100,8 @@ def stage_plan(members: pd.DataFrame, stage: int, k0: int, max_stages: int | Non
     k = k0 * 2 ** stage
     ids = nearest_members(members, k)
     is_last = len(ids) >= last_fraction * n_total or (max_stages is not None and stage >= max_stages - 1)
-    looks = tuple(len(nearest_members(members, k0 * 2 ** j)) / n_total for j in range(stage + 1)) if n_total else ()
+    ranks = members["rank"].to_numpy()
+    looks = tuple(int((ranks < k0 * 2 ** j).sum()) / n_total for j in range(stage + 1)) if n_total else ()
     return StagePlan(stage, k, tuple(ids), len(ids), n_total, bool(is_last), looks)
 
 

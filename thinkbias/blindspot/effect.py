@@ -15,35 +15,44 @@ import pandas as pd
 from scipy import stats
 
 
+def _numeric(values: pd.Series | np.ndarray) -> np.ndarray:
+    """Decisions as floats, anything unparsable as NaN."""
+    arr = np.asarray(values)
+    if arr.dtype.kind in "fiub":
+        return arr.astype(float)
+    return pd.to_numeric(pd.Series(arr), errors="coerce").to_numpy(dtype=float)
+
+
+def _cells(pos: np.ndarray, neg: np.ndarray) -> dict[str, int]:
+    ok = ~np.isnan(pos) & ~np.isnan(neg)
+    p, q = pos[ok] == 1, neg[ok] == 1
+    return {
+        "b": int((p & ~q).sum()),
+        "c": int((~p & q).sum()),
+        "both_accept": int((p & q).sum()),
+        "both_reject": int((~p & ~q).sum()),
+        "n": int(ok.sum()),
+        "n_invalid": int((~ok).sum()),
+    }
+
+
 def paired_counts(y_pos: pd.Series, y_neg: pd.Series) -> dict[str, int]:
     """Cells of the paired 2x2 table over the pairs with both decisions parsed (None/NaN = invalid).
 
     ``b`` = (x+ accepted, x- rejected), ``c`` = (x+ rejected, x- accepted), ``n`` = complete pairs,
     ``n_invalid`` = pairs with at least one unparsable decision (excluded from the test).
     """
-    pos = pd.to_numeric(pd.Series(y_pos).reset_index(drop=True), errors="coerce").to_numpy(dtype=float)
-    neg = pd.to_numeric(pd.Series(y_neg).reset_index(drop=True), errors="coerce").to_numpy(dtype=float)
-    ok = ~np.isnan(pos) & ~np.isnan(neg)
-    p, q = pos[ok].astype(int), neg[ok].astype(int)
-    return {
-        "b": int(((p == 1) & (q == 0)).sum()),
-        "c": int(((p == 0) & (q == 1)).sum()),
-        "both_accept": int(((p == 1) & (q == 1)).sum()),
-        "both_reject": int(((p == 0) & (q == 0)).sum()),
-        "n": int(ok.sum()),
-        "n_invalid": int((~ok).sum()),
-    }
+    return _cells(_numeric(y_pos), _numeric(y_neg))
 
 
 def acceptance_difference(y_pos: pd.Series, y_neg: pd.Series, confidence: float = 0.95) -> dict[str, float]:
     """Acceptance rates per side (over that side's parsable responses), their difference, and the
     paired Wald interval. Rates are NaN when a side has no parsable response."""
-    pos = pd.to_numeric(pd.Series(y_pos), errors="coerce")
-    neg = pd.to_numeric(pd.Series(y_neg), errors="coerce")
-    n_pos, n_neg = int(pos.notna().sum()), int(neg.notna().sum())
-    rate_pos = float(pos.mean()) if n_pos else math.nan
-    rate_neg = float(neg.mean()) if n_neg else math.nan
-    cells = paired_counts(pos, neg)
+    pos, neg = _numeric(y_pos), _numeric(y_neg)
+    n_pos, n_neg = int((~np.isnan(pos)).sum()), int((~np.isnan(neg)).sum())
+    rate_pos = float(np.nanmean(pos)) if n_pos else math.nan
+    rate_neg = float(np.nanmean(neg)) if n_neg else math.nan
+    cells = _cells(pos, neg)
     b, c, n = cells["b"], cells["c"], cells["n"]
     z = float(stats.norm.isf((1 - confidence) / 2))
     if n:

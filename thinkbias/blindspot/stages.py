@@ -87,8 +87,9 @@ def baseline_filter(verdicts: pd.DataFrame, concept_ids: list[str], threshold: f
     without any judged response has rate 0 and is kept.
     """
     rows = []
+    by_concept = {cid: g["verbalized"] for cid, g in verdicts.groupby("concept_id", sort=False)}
     for cid in concept_ids:
-        v = verdicts.loc[verdicts["concept_id"] == cid, "verbalized"]
+        v = by_concept.get(cid, pd.Series(dtype=object))
         judged = v.dropna().astype(bool)
         rate = float(judged.mean()) if len(judged) else 0.0
         rows.append({"concept_id": cid, "n_judged": int(len(judged)), "n_verbalized": int(judged.sum()),

@@ -48,9 +48,9 @@ def _log_exit(log_mass: np.ndarray, u: np.ndarray, c: float, t: float, sd_step: 
     """log P(first crossing of ``|Z| >= c`` (or ``Z >= c``) at information ``t``), given the
     log-weighted density ``log_mass`` of W at the previous look on the points ``u``."""
     b = c * np.sqrt(t)
-    log_tail = stats.norm.logsf((b - u) / sd_step)
+    log_tail = special.log_ndtr((u - b) / sd_step)            # log P(N(0,1) > (b - u) / sd)
     if two_sided:
-        log_tail = np.logaddexp(log_tail, stats.norm.logcdf((-b - u) / sd_step))
+        log_tail = np.logaddexp(log_tail, special.log_ndtr((-b - u) / sd_step))
     return float(special.logsumexp(log_mass + log_tail))
 
 
@@ -76,7 +76,7 @@ def _continuation(c: float, t: np.ndarray, k: int, u: np.ndarray | None, log_mas
 
 
 def spending_boundaries(alpha: float, fractions: Sequence[float], spending: SpendingFunction = obrien_fleming_threshold,
-                        two_sided: bool = True, n_points: int = 801, tail_sd: float = 12.0) -> np.ndarray:
+                        two_sided: bool = True, n_points: int = 401, tail_sd: float = 12.0) -> np.ndarray:
     """Critical values ``c_1..c_K`` (on the z scale) of the group-sequential design that spends
     ``spending(alpha, t)`` cumulatively over the looks at ``fractions`` (increasing, in (0, 1]).
 
@@ -141,7 +141,7 @@ def exact_obrien_fleming_thresholds(alpha: float, fractions: Sequence[float]) ->
 
 
 def crossing_probabilities(bounds: Sequence[float], fractions: Sequence[float], two_sided: bool = True,
-                           n_points: int = 801, tail_sd: float = 12.0) -> np.ndarray:
+                           n_points: int = 401, tail_sd: float = 12.0) -> np.ndarray:
     """Null probability of first crossing each look's boundary (the alpha each look spends): the
     forward computation of :func:`spending_boundaries`, for checking a design."""
     t = np.asarray(fractions, dtype=float)
