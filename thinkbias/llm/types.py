@@ -140,7 +140,7 @@ class Engine(Protocol):
 
     spec: ModelSpec
     # counters of the work done by this process (thinkbias.llm.base.EngineStats): generated_tokens,
-    # prompt_tokens, requests, cache_hits, retries
+    # prompt_tokens, requests, cache_hits, retries, retry_wait_s, awaited, taken_over
     stats: object
 
     def generate(
