@@ -152,6 +152,30 @@ def test_gated_repo_without_token_says_what_to_do(hub: FolderHub, tmp_path: Path
         download_snapshot("google/gemma", COMMIT, registry_files(2), tmp_path / "m", gated=True, hub=hub)
 
 
+def test_weights_download_reads_the_token_as_data_fetches_do(hub: FolderHub, tmp_path: Path, monkeypatch):
+    """One token reader (``thinkbias.data.fetch.hf_token``): a blank HF_TOKEN counts as unset, so the
+    download falls back to HUGGING_FACE_HUB_TOKEN, stripped, and hands that token to every hub call."""
+    seen = []
+
+    class Recording(FolderHub):
+        def commit(self, repo, revision, token):
+            seen.append(token)
+            return super().commit(repo, revision, token)
+
+        def fetch(self, repo, commit, patterns, folder, token):
+            seen.append(token)
+            super().fetch(repo, commit, patterns, folder, token)
+
+    monkeypatch.setenv("HF_TOKEN", "  ")
+    monkeypatch.setenv("HUGGING_FACE_HUB_TOKEN", " hf_second \n")
+    download_snapshot("google/gemma", COMMIT[:7], registry_files(2), tmp_path / "m", gated=True,
+                      hub=Recording(hub.root))
+    assert seen == ["hf_second", "hf_second"]
+    monkeypatch.setenv("HUGGING_FACE_HUB_TOKEN", " ")
+    with pytest.raises(WeightsError, match="gated: accept its terms"):
+        download_snapshot("google/gemma", COMMIT, registry_files(2), tmp_path / "m2", gated=True, hub=hub)
+
+
 def test_failed_fetch_names_the_repo_and_hints_at_the_gate(hub: FolderHub, tmp_path: Path, monkeypatch):
     class Refusing(FolderHub):
         def fetch(self, *a):

@@ -11,8 +11,8 @@ from pathlib import Path
 from typing import Sequence
 
 from thinkbias.data.checksums import remember_sha256, sha256_file
+from thinkbias.data.fetch import hf_token
 
-TOKEN_ENVS = ("HF_TOKEN", "HUGGING_FACE_HUB_TOKEN")
 # Files besides the weights that a vLLM/transformers snapshot needs to load.
 SNAPSHOT_SIDECARS = ("*.json", "*.model", "*.txt", "*.jinja", "*.py")
 SHARD_INDEX = "model.safetensors.index.json"
@@ -51,14 +51,6 @@ class HubClient:
         except ImportError as err:  # pragma: no cover - depends on the env
             raise WeightsError("huggingface_hub is not installed (pip install 'thinkbias[hub]')") from err
         snapshot_download(repo, revision=commit, allow_patterns=list(patterns), local_dir=folder, token=token)
-
-
-def hub_token() -> str | None:
-    """The user's hub token from the environment (HF_TOKEN, or HUGGING_FACE_HUB_TOKEN)."""
-    for name in TOKEN_ENVS:
-        if os.environ.get(name):
-            return os.environ[name]
-    return None
 
 
 def is_commit_hash(revision: str) -> bool:
@@ -127,7 +119,7 @@ def download_snapshot(repo: str, revision: str, files: Sequence[dict], dest: Pat
     and a clear message for gated repos without a token.
     """
     hub = hub or HubClient()
-    token = hub_token()
+    token = hf_token()
     if gated and not token:
         raise WeightsError(
             f"{repo} is gated: accept its terms on its hub page, create an access token and export it "
