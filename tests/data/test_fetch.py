@@ -137,6 +137,18 @@ def test_present_file_with_the_right_checksum_is_not_fetched_again(file_server, 
     assert file_server.requests == []
 
 
+def test_a_present_file_is_checked_by_stat_once_hashed(file_server, tmp_path, hash_reads):
+    (file_server.root / "demo.csv").write_bytes(PAYLOAD)
+    dest = tmp_path / "demo.csv"
+    dest.write_bytes(PAYLOAD)
+    old = time.time() - 60  # written a minute ago: its hash is remembered, not re-taken as racy
+    os.utime(dest, (old, old))
+    for _ in range(3):
+        fetch_entry(entry(UrlSource(file_server.url("demo.csv"))), dest, offline=False)
+    assert hash_reads == [dest]
+    assert file_server.requests == []
+
+
 def test_present_file_with_a_wrong_checksum_is_replaced(file_server, tmp_path):
     (file_server.root / "demo.csv").write_bytes(PAYLOAD)
     dest = tmp_path / "demo.csv"

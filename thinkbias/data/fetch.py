@@ -41,7 +41,7 @@ import zlib
 from pathlib import Path
 from typing import BinaryIO
 
-from thinkbias.data.checksums import sha256_file
+from thinkbias.data.checksums import remember_sha256, sha256_file, verified_sha256
 from thinkbias.data.filecheck import FileCheckError, check_opens
 from thinkbias.data.manifest import (
     HfSource,
@@ -416,7 +416,7 @@ def _accept_unpinned(dest: Path, actual: str, relpath: str, opened: str) -> None
 def _present_file_problem(entry: ManifestEntry, dest: Path, expected: str | None, origin: str) -> str:
     """What is wrong with the file already at ``dest`` ("" when it can be kept; an unpinned file
     without a record that opens as its format expects gets its record now)."""
-    actual = sha256_file(dest)
+    actual = verified_sha256(dest)
     if actual == expected:
         log.info("%s already present (sha256 %s%s)", entry.relpath, actual, origin)
         return ""
@@ -472,6 +472,7 @@ def fetch_entry(entry: ManifestEntry, dest: str | Path, offline: bool | None = N
                 opened = check_opens(tmp, suffix=dest.suffix, min_rows=entry.min_rows,
                                      label=f"the downloaded {dest.name}")
             os.replace(tmp, dest)
+            remember_sha256(dest, actual)
         except Exception as exc:  # every failure is reported with its source, then the next is tried
             reason = str(exc) if isinstance(exc, (SourceError, FileCheckError)) else f"{type(exc).__name__}: {exc}"
             failures.append(f"{source.describe()}: {reason}")
