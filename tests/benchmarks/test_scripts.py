@@ -1,0 +1,30 @@
+"""Every benchmark script runs to the end with its tiny sizes (``--tiny``, benchmarks/README.md), so
+a change to the library it measures cannot leave it broken unnoticed."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+SCRIPTS = sorted((REPO / "benchmarks").glob("*.py"))
+
+
+def test_benchmarks_are_found():
+    assert SCRIPTS, "no benchmark scripts in benchmarks/"
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("script", SCRIPTS, ids=[p.stem for p in SCRIPTS])
+def test_benchmark_runs_with_tiny_sizes(script: Path, tmp_path: Path, embedded_model):
+    # run from an empty folder: whatever a script writes at its default (relative) paths lands there
+    env = {**os.environ, "PYTHONPATH": str(REPO), "THINKBIAS_OFFLINE": "1"}
+    proc = subprocess.run([sys.executable, str(script), "--tiny"], cwd=tmp_path, env=env, capture_output=True,
+                          text=True, timeout=600)
+    assert proc.returncode == 0, (f"{script.name} --tiny failed ({proc.returncode}):\n"
+                                  f"{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}")
+    assert proc.stdout.strip(), f"{script.name} --tiny printed nothing"
