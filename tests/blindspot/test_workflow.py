@@ -70,3 +70,8 @@ def test_bring_your_own_outcomes_through_the_workflow(workflow_dir):
     assert flagged.iloc[0]["delta"] == pytest.approx(0.75)
     stages = pd.read_csv(workflow_dir / "results/blindspot/byo/stages.csv").set_index("concept_id")
     assert stages.loc["flat", "status"] == "not_significant"
+    # the cost table keeps its exhaustive and saved-share rows in the CSV (one stage covers all 40 inputs)
+    costs = pd.read_csv(workflow_dir / "results/blindspot/byo/costs.csv", dtype={"stage": str}).set_index("stage")
+    assert costs.loc["exhaustive", "target_calls"] == 2 * 2 * 40
+    assert costs.loc["staged total", "target_calls"] == 2 * 2 * 40
+    assert costs.loc["saved share", "target_calls"] == 0
