@@ -1,33 +1,165 @@
-"""The run planner's counts on a hand-worked config."""
+"""The run planner's counts, hours and costs on hand-worked configs."""
 
+import math
 from pathlib import Path
 
-from thinkbias.report.plan import Throughput, plan_markdown, plan_table, preparation_markdown, preparation_table
+import pytest
 
-REGISTRY = {"m": {"backend": "vllm", "gpus": 2}, "api": {"backend": "openai"}}
+from thinkbias.llm.cache import RequestCache, cache_path
+from thinkbias.report.plan import (Throughput, early_stopping_line, job_throughput, plan_markdown, plan_settings,
+                                   plan_table, preparation_markdown, preparation_table)
+
+REGISTRY = {
+    "m": {"backend": "vllm", "gpus": 2},
+    "api": {"backend": "openai", "extra": {"max_concurrency": 5},
+            "price": {"input_usd_per_mtok": 1000.0, "output_usd_per_mtok": 4000.0, "source": "a price page"}},
+    "api-unpriced": {"backend": "openai"},
+    "cpp": {"backend": "llamacpp", "gpus": 1, "extra": {"n_gpu_layers": -1, "n_parallel": 8}},
+    "cpp1": {"backend": "llamacpp", "gpus": 1},
+}
+PLANNER = {
+    "prompt_tokens": {"fairness": 100, "position": 50, "blindspot": 10},
+    "tokens_per_s": {"m": 100.0, "api": 0.01},
+    "default_tokens_per_s": {"vllm": 1000.0, "llamacpp": 20.0, "openai": 40.0},
+    "prefill_ratio": 10.0,
+    "chars_per_token": {"value": 4.0, "source": "rule of thumb"},
+    "length_priors": [{"study": "position", "model": "cpp", "mode": "cot", "chars": 400, "source": "paper §5.4"}],
+    "truncation_continuation_share": {"value": 0.25, "source": "1 - CCP"},
+    "blindspot_saved_share": {"value": 0.6, "source": "simulation"},
+    "llamacpp_batch_speedup": {"value": 1.5, "source": "benchmark"},
+}
 CONFIG = {
     "fairness": {"enabled": True, "models": ["m"], "datasets": ["adult", "compas"], "n_records": 10,
                  "think_budget": 90, "answer_budget": 10, "depths": 10, "sensitivity_depths": [5, 10, 20]},
-    "position": {"enabled": True, "benchmarks": {"mmlu": {"n_questions": 5}}, "max_tokens": {"direct": 4},
-                 "runs": [{"model": "api", "mode": "direct"}], "truncation": {"runs": []}},
-    "blindspot": {"enabled": False},
+    "position": {"enabled": True, "benchmarks": {"mmlu": {"n_questions": 5}, "arc": {"n_questions": 3}},
+                 "max_tokens": {"direct": 4, "cot": 200},
+                 "runs": [{"model": "api", "mode": "direct", "benchmarks": ["mmlu"]},
+                          {"model": "cpp", "mode": "cot"}, {"model": "cpp1", "mode": "cot"}],
+                 "truncation": {"runs": [{"model": "cpp", "mode": "cot", "benchmark": "mmlu"}], "n_questions": 2,
+                                "n_continuations": 3, "max_tokens": 80}},
+    "blindspot": {"enabled": True, "tasks": ["loan"], "n_inputs": 10, "n_inputs_by_task": {}, "models": ["api"],
+                  "target": {"max_tokens": 50}, "curated": {"ids": ["a", "b"]},
+                  "hypothesis": {"enabled": False, "min_concepts": 25}},
 }
 
 
-def test_plan_counts_requests_tokens_probes_and_gpu_hours(tmp_path: Path):
-    table = plan_table(CONFIG, REGISTRY, {"fairness": 100, "position": 50},
-                       {"m": Throughput(100.0, prefill_ratio=10.0, probe_tokens=10), "api": Throughput(10.0)},
-                       cache_dir=tmp_path)
-    think = table[(table["model"] == "m") & (table["arm_or_mode"] == "think")].iloc[0]
+def _settings(planner=PLANNER, registry=REGISTRY):
+    return plan_settings(planner, registry, set(registry))
+
+
+def _row(table, model, mode):
+    rows = table[(table["model"] == model) & (table["arm_or_mode"] == mode)]
+    assert len(rows) == 1, (model, mode)
+    return rows.iloc[0]
+
+
+def test_fairness_counts_requests_tokens_probes_and_gpu_hours(tmp_path: Path):
+    table = plan_table(CONFIG, REGISTRY, _settings(), cache_dir=tmp_path)
+    think = _row(table, "m", "think")
     # 10 records x 2 datasets x 2 sides; depth grids 5, 10, 20 give the 21 fractions k/20
     assert think["requests"] == 40 and think["probe_passes"] == 40 * 21
     assert think["generated_tokens"] == 40 * 100 and think["prompt_tokens"] == 4000
-    seconds = (4000 + 4000 / 10 + 840 * 10 / 10) / 100
-    assert think["hours"] == round(seconds / 3600, 2) and think["gpu_hours"] == round(2 * seconds / 3600, 2)
-    direct = table[table["study"] == "position"].iloc[0]
-    assert direct["requests"] == 20 and direct["gpu_hours"] == 0
-    assert set(table["token_source"]) == {"budget"}
-    assert "840" in plan_markdown(table[table["study"] == "fairness"], 900000).replace(",", "")
+    seconds = (4000 + 4000 / 10 + 840 * 16 / 10) / 100  # vLLM: one job's throughput, probes of 16 tokens
+    assert think["hours"] == pytest.approx(seconds / 3600) and think["gpu_hours"] == pytest.approx(2 * seconds / 3600)
+    assert think["token_source"] == "budget" and think["expected_generated_tokens"] == 4000
+    assert math.isnan(think["usd"])  # local model: GPU-hours, no price
+    text = plan_markdown(table[table["study"] == "fairness"], REGISTRY, _settings(), 900000)
+    assert "| 840 |" in text and "Fairness probe passes: 880 here vs 900,000 stated by the paper" in text
+
+
+def test_api_hours_divide_by_the_concurrency_and_cost_follows_the_price(tmp_path: Path):
+    table = plan_table(CONFIG, REGISTRY, _settings(), cache_dir=tmp_path)
+    direct = _row(table, "api", "direct")
+    # 5 MMLU questions x 4 orderings; 4 tokens each; 50 prompt tokens each
+    assert direct["requests"] == 20 and direct["generated_tokens"] == 80 and direct["prompt_tokens"] == 1000
+    # (80 + 1000 / 10) tokens at 0.01 tokens/s per stream x 5 streams = 3600 s
+    assert direct["hours"] == pytest.approx(1.0) and direct["gpu_hours"] == 0
+    assert direct["parallelism"] == "5 streams"
+    # 1000 prompt tokens at US$ 1000 / M + 80 generated at US$ 4000 / M
+    assert direct["usd"] == pytest.approx(1.0 + 0.32) and direct["expected_usd"] == pytest.approx(1.32)
+    one_stream = {**REGISTRY, "api": {**REGISTRY["api"], "extra": {}}}  # backend default: 4 streams
+    assert _row(plan_table(CONFIG, one_stream, _settings(registry=one_stream), tmp_path),
+                "api", "direct")["hours"] == pytest.approx(5 / 4)
+
+
+def test_length_priors_batching_and_truncation_share(tmp_path: Path):
+    table = plan_table(CONFIG, REGISTRY, _settings(), cache_dir=tmp_path)
+    cot = _row(table, "cpp", "cot")
+    # (5 + 3) questions x 4 orderings; budget 200; the paper's 400 characters / 4 = 100 tokens
+    assert cot["requests"] == 32 and cot["generated_tokens"] == 6400 and cot["expected_generated_tokens"] == 3200
+    assert cot["token_source"] == "paper" and cot["parallelism"] == "batch of 8, x1.5"
+    # n_parallel 8: 20 tokens/s x 1.5; prompt 32 x 50 = 1600 at 10x
+    assert cot["hours"] == pytest.approx((6400 + 160) / 30 / 3600)
+    assert cot["expected_hours"] == pytest.approx((3200 + 160) / 30 / 3600)
+    assert cot["expected_gpu_hours"] == pytest.approx(cot["expected_hours"])
+    sequential = _row(table, "cpp1", "cot")  # no n_parallel, no prior: one sequence, expected = budget
+    assert sequential["hours"] == pytest.approx((6400 + 160) / 20 / 3600)
+    assert sequential["token_source"] == "budget" and sequential["expected_generated_tokens"] == 6400
+    trunc = _row(table, "cpp", "cot-truncation")
+    # 2 questions x 4 offsets x 3 continuations; 80-token budget; 25% of the run's 100 tokens
+    assert trunc["requests"] == 24 and trunc["generated_tokens"] == 1920 and trunc["expected_generated_tokens"] == 600
+
+
+def test_a_prior_above_the_budget_is_capped(tmp_path: Path):
+    planner = {**PLANNER, "length_priors": [{"study": "position", "model": "cpp", "mode": "cot", "tokens": 500,
+                                             "source": "paper"}]}
+    cot = _row(plan_table(CONFIG, REGISTRY, _settings(planner), tmp_path), "cpp", "cot")
+    assert cot["expected_generated_tokens"] == 32 * 200
+
+
+def test_blindspot_expected_calls_drop_by_the_saved_share(tmp_path: Path):
+    settings = _settings()
+    table = plan_table(CONFIG, REGISTRY, settings, cache_dir=tmp_path)
+    base, var = _row(table, "api", "loan-baseline"), _row(table, "api", "loan-variations")
+    assert base["requests"] == base["expected_requests"] == 10
+    # 2 curated concepts x 2 sides x 10 inputs; staged testing saves 60%
+    assert var["requests"] == 40 and var["expected_requests"] == 16
+    assert var["generated_tokens"] == 2000 and var["expected_generated_tokens"] == 800
+    # prompt 400 (160) tokens at US$ 1000 / M, 2000 (800) generated at US$ 4000 / M
+    assert var["usd"] == pytest.approx(0.4 + 8.0) and var["expected_usd"] == pytest.approx(0.16 + 3.2)
+    assert early_stopping_line(table, settings) == ("Blindspot early stopping: 40 variation calls under exhaustive "
+                                                    "testing, 16 expected with staged testing (24 saved, 60.0%).")
+
+
+def test_measured_means_replace_priors_and_budgets(tmp_path: Path):
+    cache = RequestCache(cache_path(tmp_path, "cpp"))
+    for i, tokens in enumerate([60, 140]):
+        cache.put("gen", f"k{i}", {"text": "x", "completion_tokens": tokens})
+    cache.close()
+    table = plan_table(CONFIG, REGISTRY, _settings(), cache_dir=tmp_path)
+    cot, trunc = _row(table, "cpp", "cot"), _row(table, "cpp", "cot-truncation")
+    assert cot["token_source"] == "measured" and cot["expected_generated_tokens"] == 32 * 100
+    assert trunc["expected_generated_tokens"] == 24 * 25
+    assert _row(table, "cpp1", "cot")["token_source"] == "budget"
+
+
+def test_markdown_shows_both_totals_unpriced_models_and_every_assumption(tmp_path: Path):
+    registry = {**REGISTRY, "extra-api": {"backend": "openai"}}
+    config = {**CONFIG, "blindspot": {**CONFIG["blindspot"], "models": ["api", "api-unpriced"]}}
+    settings = _settings(registry=registry)
+    table = plan_table(config, registry, settings, cache_dir=tmp_path)
+    text = plan_markdown(table, registry, settings)
+    unpriced = table[table["model"] == "api-unpriced"]
+    assert unpriced["usd"].isna().all() and unpriced["expected_usd"].isna().all()
+    assert "| — | — |" in text
+    budget_usd = table["usd"].sum()  # NaN rows skipped
+    assert f"US$ {budget_usd:,.0f} for the priced API models (1 unpriced)" in text
+    assert "Budget bound" in text and "Expected" in text
+    for source in ("rule of thumb", "paper §5.4", "1 - CCP", "simulation", "benchmark", "a price page"):
+        assert source in text, source
+    assert "No price in the registry (cost shown as —): api-unpriced." in text
+    at_budget = text.split("Expected generated tokens = budget")[1].split("\n")[0]
+    assert "every fairness row" in at_budget and "cpp1/cot" in at_budget and "cpp/cot" not in at_budget
+    assert "400 characters = 100 generated tokens per request" in text
+
+
+def test_bad_registry_widths_are_named():
+    with pytest.raises(ValueError, match="'cpp': registry extra.n_parallel must be a positive integer, got 0"):
+        job_throughput("cpp", {"backend": "llamacpp", "extra": {"n_parallel": 0}}, PLANNER)
+    with pytest.raises(ValueError, match="extra.max_concurrency"):
+        job_throughput("api", {"backend": "openai", "extra": {"max_concurrency": "many"}}, PLANNER)
+    assert job_throughput("m", REGISTRY["m"], PLANNER) == Throughput(100.0, 10.0, parallel_factor=1.0,
+                                                                     parallelism="vLLM batching")
 
 
 PREP_REGISTRY = {

@@ -41,6 +41,7 @@ from thinkbias.llm.thinking import split_thinking
 from thinkbias.llm.types import CandidateScores, Generation, ModelSpec, Request
 
 RETRY_STATUS = {408, 409, 429}
+DEFAULT_MAX_CONCURRENCY = 4  # requests in flight at once without extra.max_concurrency
 T = TypeVar("T")
 log = logging.getLogger(__name__)
 
@@ -327,7 +328,7 @@ class OpenAIEngine(CachedEngine):
     def __init__(self, spec: ModelSpec, cache_dir: str | Path | None):
         super().__init__(spec, cache_dir)
         self.client = make_client(spec)
-        self.max_concurrency = max(1, int(spec.extra.get("max_concurrency", 4)))
+        self.max_concurrency = max(1, int(spec.extra.get("max_concurrency", DEFAULT_MAX_CONCURRENCY)))
 
     def render(self, request: Request) -> str:
         # the prompt identity in cache keys: API model name, messages and prefill (never the key)

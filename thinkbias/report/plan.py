@@ -1,9 +1,20 @@
 """Run planner: what a config will ask of its models, before anything is generated.
 
-Per (study, model, arm/mode) it counts requests, expected prompt and generated tokens, probe
-forward passes, and GPU-hours at a throughput the user sets per model. Generated tokens come from the
-config's budgets (an upper bound: every request runs to its budget) unless the persistent cache
-already holds answers of that model, in which case their measured mean replaces the budget.
+Per (study, model, arm/mode) it counts requests, prompt and generated tokens, probe forward passes,
+job- and GPU-hours and, for API models with a registry ``price``, US$, twice:
+
+- **budget**: every request runs to its token budget and the blindspot audit tests every concept on
+  every input (exhaustive testing), an upper bound;
+- **expected**: generated tokens per request from the measured mean of the model's cached answers,
+  else from a length the paper reports (``planner.length_priors``, capped at the budget), else the
+  budget; blindspot variation calls less the share the staged procedure is expected to save
+  (``planner.blindspot_saved_share``, measured by the simulation).
+
+Hours are ``(generated + prompt / prefill_ratio + probes * probe_tokens / prefill_ratio)`` over the
+job's throughput: ``tokens_per_s`` of one stream times the API model's concurrency
+(``extra.max_concurrency``) or, for a llama.cpp entry with ``extra.n_parallel`` > 1, times the
+measured batched/sequential ratio (``planner.llamacpp_batch_speedup``). :func:`plan_assumptions`
+lists every number the plan rests on with its source, printed under the table.
 
 Before any of that, each local model's weights are prepared by one job: a download (``weights_<id>``
 or the manifest's ``fetch``) or a GPU quantization (``quantize_<id>``, after its source's download);
@@ -13,29 +24,125 @@ or the manifest's ``fetch``) or a GPU quantization (``quantize_<id>``, after its
 from __future__ import annotations
 
 import json
+import math
 import sqlite3
 from dataclasses import dataclass
 from pathlib import Path
 
 import pandas as pd
 
+from thinkbias.llm.openai_backend import DEFAULT_MAX_CONCURRENCY
 from thinkbias.models.jobs import prepared_models, quantize_rule, weights_rule
-from thinkbias.position.items import n_orderings
+from thinkbias.position.plan import generation_runs, n_prompts
 from thinkbias.report.markdown import markdown_table
 
-PLAN_COLUMNS = ["study", "model", "backend", "arm_or_mode", "requests", "prompt_tokens", "generated_tokens",
-                "token_source", "probe_passes", "hours", "gpu_hours"]
+PLAN_COLUMNS = ["study", "model", "backend", "arm_or_mode", "parallelism", "requests", "expected_requests",
+                "prompt_tokens", "expected_prompt_tokens", "generated_tokens", "expected_generated_tokens",
+                "token_source", "probe_passes", "hours", "expected_hours", "gpu_hours", "expected_gpu_hours",
+                "usd", "expected_usd"]
+MARKDOWN_COLUMNS = ["study", "model", "arm_or_mode", "parallelism", "requests", "expected_requests",
+                    "generated_tokens", "expected_generated_tokens", "token_source", "probe_passes", "hours", "expected_hours",
+                    "gpu_hours", "expected_gpu_hours", "usd", "expected_usd"]
 PREPARATION_COLUMNS = ["model", "job", "size_gb", "gpus", "hours", "gpu_hours"]
+NO_COST = "—"
 
 
 @dataclass(frozen=True)
 class Throughput:
-    """Tokens per second one job of a model sustains (generation; prompt prefill is counted at
-    ``prefill_ratio`` times that speed, and each probe pass as ``probe_tokens`` prefill tokens)."""
+    """Generation speed of one job of a model: ``generated_per_s`` tokens per second of one stream,
+    times ``parallel_factor`` (API concurrency, or the batched/sequential ratio of a batched llama.cpp
+    job); prompt prefill runs ``prefill_ratio`` times faster, and each probe pass counts as
+    ``probe_tokens`` prefill tokens. ``parallelism`` says in words what the factor is."""
 
     generated_per_s: float
     prefill_ratio: float = 10.0
     probe_tokens: int = 16
+    parallel_factor: float = 1.0
+    parallelism: str = "1 stream"
+
+    def seconds(self, prompt: float, generated: float, probe_passes: float) -> float:
+        """Seconds of one job for these token counts."""
+        work = generated + (prompt + probe_passes * self.probe_tokens) / self.prefill_ratio
+        return work / (self.generated_per_s * self.parallel_factor)
+
+
+@dataclass(frozen=True)
+class Sourced:
+    """A planner setting and where its value comes from."""
+
+    value: float
+    source: str
+
+
+@dataclass(frozen=True)
+class LengthPrior:
+    """A mean generated length per request that a paper reports, in tokens (``chars`` when the
+    paper gives characters)."""
+
+    tokens: float
+    source: str
+    chars: float | None = None
+
+
+@dataclass(frozen=True)
+class PlanSettings:
+    """The ``planner`` section of the config, read into typed values."""
+
+    prompt_tokens: dict[str, int]
+    throughput: dict[str, Throughput]
+    length_priors: dict[tuple[str, str, str], LengthPrior]  # keyed by (study, model, mode)
+    chars_per_token: Sourced
+    truncation_share: Sourced
+    blindspot_saved_share: Sourced
+    llamacpp_batch_speedup: Sourced
+
+
+def _positive_int(value: object, model: str, key: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise ValueError(f"model '{model}': registry {key} must be a positive integer, got {value!r}")
+    return value
+
+
+def job_throughput(model: str, entry: dict, planner: dict) -> Throughput:
+    """The throughput of one job of ``model``: the planner's tokens per second of one stream, times
+    the registry entry's API concurrency (``extra.max_concurrency``, the backend's default otherwise),
+    or times ``planner.llamacpp_batch_speedup`` for a llama.cpp entry with ``extra.n_parallel`` > 1.
+    vLLM batches by itself: its throughput is already a job's."""
+    backend = entry["backend"]
+    per_stream = planner["tokens_per_s"].get(model, planner["default_tokens_per_s"][backend])
+    extra = entry.get("extra") or {}
+    factor, label = 1.0, "vLLM batching"
+    if backend == "openai":
+        streams = _positive_int(extra.get("max_concurrency", DEFAULT_MAX_CONCURRENCY), model, "extra.max_concurrency")
+        factor, label = float(streams), f"{streams} streams"
+    elif backend == "llamacpp":
+        width = _positive_int(extra.get("n_parallel", 1), model, "extra.n_parallel")
+        factor = float(planner["llamacpp_batch_speedup"]["value"]) if width > 1 else 1.0
+        label = f"batch of {width}, x{factor:g}" if width > 1 else "1 sequence"
+    return Throughput(float(per_stream), float(planner["prefill_ratio"]), parallel_factor=factor, parallelism=label)
+
+
+def plan_settings(planner: dict, registry: dict, models: set[str]) -> PlanSettings:
+    """Typed planner settings: each model's job throughput (:func:`job_throughput`) and the length
+    priors in tokens (``chars`` divided by ``chars_per_token``, or ``tokens`` as given)."""
+    chars_per_token = Sourced(float(planner["chars_per_token"]["value"]), planner["chars_per_token"]["source"])
+    priors = {}
+    for p in planner.get("length_priors", []):
+        if "tokens" in p:
+            prior = LengthPrior(float(p["tokens"]), p["source"])
+        elif "chars" in p:
+            prior = LengthPrior(float(p["chars"]) / chars_per_token.value, p["source"], float(p["chars"]))
+        else:
+            raise ValueError(f"planner.length_priors: {p['study']}/{p['model']}/{p['mode']} gives neither chars nor tokens")
+        priors[(p["study"], p["model"], p["mode"])] = prior
+    sourced = {k: Sourced(float(planner[k]["value"]), planner[k]["source"])
+               for k in ("truncation_continuation_share", "blindspot_saved_share", "llamacpp_batch_speedup")}
+    return PlanSettings(prompt_tokens=dict(planner["prompt_tokens"]),
+                        throughput={m: job_throughput(m, registry[m], planner) for m in models},
+                        length_priors=priors, chars_per_token=chars_per_token,
+                        truncation_share=sourced["truncation_continuation_share"],
+                        blindspot_saved_share=sourced["blindspot_saved_share"],
+                        llamacpp_batch_speedup=sourced["llamacpp_batch_speedup"])
 
 
 def measured_mean_tokens(cache_dir: Path, model_id: str) -> float | None:
@@ -53,6 +160,10 @@ def measured_mean_tokens(cache_dir: Path, model_id: str) -> float | None:
     return sum(values) / len(values) if values else None
 
 
+# Study rows: requests and budget per (model, arm/mode); ``length`` is the (mode, share of its
+# prior) an expected length is looked up with; ``early_stopping`` marks the calls the staged
+# blindspot procedure does not make when a concept stops early.
+
 def fairness_rows(section: dict) -> list[dict]:
     """Both sides x both arms per record, and CDPG probes at the union of the depth grids."""
     depths = sorted({section["depths"], *section.get("sensitivity_depths", [])})
@@ -61,87 +172,219 @@ def fairness_rows(section: dict) -> list[dict]:
     for model in section["models"]:
         pairs = section["n_records"] * len(section["datasets"])
         rows.append(dict(study="fairness", model=model, arm_or_mode="think", requests=2 * pairs,
-                         budget=section["think_budget"] + section["answer_budget"], probe_passes=2 * pairs * len(fractions)))
+                         budget=section["think_budget"] + section["answer_budget"], probe_passes=2 * pairs * len(fractions),
+                         length=("think", 1.0)))
         rows.append(dict(study="fairness", model=model, arm_or_mode="nothink", requests=2 * pairs,
-                         budget=section["answer_budget"], probe_passes=2 * pairs))
+                         budget=section["answer_budget"], probe_passes=2 * pairs, length=("nothink", 1.0)))
     return rows
 
 
-def position_rows(section: dict) -> list[dict]:
+def position_rows(section: dict, truncation_share: float = 1.0) -> list[dict]:
     """One request per question and option ordering (4 cyclic shifts, or 24 with ``orderings: all``)
-    per run; truncation continuations at four offsets."""
-    per_question = n_orderings(section.get("orderings", "cyclic"))
-    rows = []
-    n_questions = sum(b["n_questions"] for b in section["benchmarks"].values())
-    for run in section["runs"]:
-        benchmarks = run.get("benchmarks") or list(section["benchmarks"])
-        n = sum(run.get("n_questions") or section["benchmarks"][b]["n_questions"] for b in benchmarks)
-        rows.append(dict(study="position", model=run["model"], arm_or_mode=run["mode"], requests=per_question * n,
-                         budget=section["max_tokens"][run["mode"]], probe_passes=0))
+    per run, as the generation rules count them (``thinkbias.position.plan``); truncation
+    continuations at four offsets, each expected to generate ``truncation_share`` of its run's
+    trajectory."""
+    rows, by_run = [], {}
+    for run in generation_runs(section):
+        key = (run["model"], run["mode"])
+        by_run[key] = by_run.get(key, 0) + n_prompts(section, run["benchmark"], run["model"], run["mode"])
+    for (model, mode), requests in by_run.items():
+        rows.append(dict(study="position", model=model, arm_or_mode=mode, requests=requests,
+                         budget=section["max_tokens"][mode], probe_passes=0, length=(mode, 1.0)))
     trunc = section.get("truncation", {})
+    n_questions = sum(b["n_questions"] for b in section["benchmarks"].values())
     for run in trunc.get("runs", []):
         n = min(trunc["n_questions"], n_questions)
         rows.append(dict(study="position", model=run["model"], arm_or_mode=f"{run['mode']}-truncation",
                          requests=n * len(trunc.get("offsets", [-0.15, -0.05, 0.05, 0.15])) * trunc["n_continuations"],
-                         budget=trunc["max_tokens"], probe_passes=0))
+                         budget=trunc["max_tokens"], probe_passes=0, length=(run["mode"], truncation_share)))
     return rows
 
 
 def blindspot_rows(section: dict) -> list[dict]:
-    """Upper bound without early stopping: baseline responses plus both sides of every concept on
-    every input of the last stage; the staged procedure needs fewer (see the cost table)."""
+    """Baseline responses plus both sides of every concept on every input of the last stage
+    (exhaustive testing); the staged procedure stops most concepts early (``early_stopping``)."""
     rows = []
     concepts = max(len(section["curated"]["ids"]),
                    section["hypothesis"]["min_concepts"] if section["hypothesis"]["enabled"] else 0)
     for task in section["tasks"]:
         n_inputs = section["n_inputs_by_task"].get(task) or section["n_inputs"]
         for model in section["models"]:
-            rows.append(dict(study="blindspot", model=model, arm_or_mode=f"{task}-baseline", requests=n_inputs,
-                             budget=section["target"]["max_tokens"], probe_passes=0))
-            rows.append(dict(study="blindspot", model=model, arm_or_mode=f"{task}-variations",
-                             requests=2 * concepts * n_inputs, budget=section["target"]["max_tokens"], probe_passes=0))
+            for step, requests, stops in (("baseline", n_inputs, False), ("variations", 2 * concepts * n_inputs, True)):
+                mode = f"{task}-{step}"
+                rows.append(dict(study="blindspot", model=model, arm_or_mode=mode, requests=requests,
+                                 budget=section["target"]["max_tokens"], probe_passes=0, length=(mode, 1.0),
+                                 early_stopping=stops))
     return rows
 
 
 STUDY_ROWS = {"fairness": fairness_rows, "position": position_rows, "blindspot": blindspot_rows}
 
 
-def plan_table(config: dict, registry: dict, prompt_tokens: dict[str, int], throughput: dict[str, Throughput],
-               cache_dir: Path | None = None) -> pd.DataFrame:
+def _usd(price: dict | None, prompt: float, generated: float) -> float:
+    if not price:
+        return math.nan
+    return (prompt * price["input_usd_per_mtok"] + generated * price["output_usd_per_mtok"]) / 1e6
+
+
+def plan_table(config: dict, registry: dict, settings: PlanSettings, cache_dir: Path | None = None) -> pd.DataFrame:
     """The plan of every enabled study (see the module docstring for how each column is estimated)."""
     rows = []
     for study, make_rows in STUDY_ROWS.items():
         if not config.get(study, {}).get("enabled"):
             continue
-        for row in make_rows(config[study]):
-            model = row["model"]
+        section_rows = (position_rows(config[study], settings.truncation_share.value) if study == "position"
+                        else make_rows(config[study]))
+        for row in section_rows:
+            model, budget = row.pop("model"), row.pop("budget")
+            mode, share = row.pop("length")
+            stops = row.pop("early_stopping", False)
             measured = measured_mean_tokens(cache_dir, model) if cache_dir else None
-            per_request = measured if measured is not None else row.pop("budget")
-            row.pop("budget", None)
-            backend = registry[model]["backend"]
-            speed = throughput[model]
-            prompt = row["requests"] * prompt_tokens[study]
-            generated = row["requests"] * per_request
-            seconds = (generated + prompt / speed.prefill_ratio
-                       + row["probe_passes"] * speed.probe_tokens / speed.prefill_ratio) / speed.generated_per_s
-            gpus = registry[model].get("gpus", 0) if backend != "openai" else 0
-            rows.append({**row, "backend": backend, "prompt_tokens": int(prompt), "generated_tokens": int(generated),
-                         "token_source": "measured" if measured is not None else "budget",
-                         "hours": round(seconds / 3600, 2), "gpu_hours": round(seconds / 3600 * max(gpus, 0), 2)})
+            prior = settings.length_priors.get((study, model, mode))
+            if measured is not None:
+                per_request, source = measured * share, "measured"
+            elif prior is not None:
+                per_request, source = min(prior.tokens * share, budget), "paper"
+            else:
+                per_request, source = budget, "budget"
+            requests = row["requests"]
+            expected_requests = round(requests * (1 - settings.blindspot_saved_share.value)) if stops else requests
+            prompt, expected_prompt = (n * settings.prompt_tokens[study] for n in (requests, expected_requests))
+            generated, expected_generated = requests * budget, expected_requests * per_request
+            speed = settings.throughput[model]
+            hours = speed.seconds(prompt, generated, row["probe_passes"]) / 3600
+            expected_hours = speed.seconds(expected_prompt, expected_generated, row["probe_passes"]) / 3600
+            entry = registry[model]
+            gpus = max(int(entry.get("gpus", 0)), 0) if entry["backend"] != "openai" else 0
+            price = entry.get("price") if entry["backend"] == "openai" else None
+            rows.append({**row, "model": model, "backend": entry["backend"], "parallelism": speed.parallelism,
+                         "expected_requests": int(expected_requests), "prompt_tokens": int(prompt),
+                         "expected_prompt_tokens": int(expected_prompt), "generated_tokens": int(generated),
+                         "expected_generated_tokens": int(round(expected_generated)), "token_source": source,
+                         "hours": hours, "expected_hours": expected_hours,
+                         "gpu_hours": hours * gpus, "expected_gpu_hours": expected_hours * gpus,
+                         "usd": _usd(price, prompt, generated), "expected_usd": _usd(price, expected_prompt, expected_generated)})
     return pd.DataFrame(rows, columns=PLAN_COLUMNS)
 
 
-def plan_markdown(table: pd.DataFrame, paper_probe_passes: int | None = None) -> str:
-    """The plan as Markdown with totals; compares probe passes with the paper's stated count."""
-    totals = (f"Totals: {int(table['requests'].sum()):,} requests, {int(table['generated_tokens'].sum()):,} generated "
-              f"tokens, {int(table['probe_passes'].sum()):,} probe passes, {table['hours'].sum():.1f} job-hours, "
-              f"{table['gpu_hours'].sum():.1f} GPU-hours.")
-    lines = ["# Run plan", "", markdown_table(table), totals]
+def _totals_line(table: pd.DataFrame, label: str, prefix: str) -> str:
+    usd = table[f"{prefix}usd"]
+    priced = usd.notna()
+    api = table["backend"] == "openai"
+    unpriced = sorted(set(table.loc[api & ~priced, "model"]))
+    if not priced.any():
+        money = f"US$ {NO_COST} (no priced API model)"
+    else:
+        money = f"US$ {usd[priced].sum():,.0f}" + (f" for the priced API models ({len(unpriced)} unpriced)" if unpriced else "")
+    return (f"{label}: {int(table[f'{prefix}requests'].sum()):,} requests, "
+            f"{int(table[f'{prefix}prompt_tokens'].sum()):,} prompt and "
+            f"{int(table[f'{prefix}generated_tokens'].sum()):,} generated tokens, "
+            f"{int(table['probe_passes'].sum()):,} probe passes, {table[f'{prefix}hours'].sum():,.1f} job-hours, "
+            f"{table[f'{prefix}gpu_hours'].sum():,.1f} GPU-hours, {money}.")
+
+
+def _display(table: pd.DataFrame) -> pd.DataFrame:
+    """The plan's Markdown columns as text: counts with thousands separators, hours with one decimal,
+    US$ without cents, "—" for a cost the registry gives no price for."""
+    out = table[MARKDOWN_COLUMNS].copy()
+    for col in ("requests", "expected_requests", "generated_tokens", "expected_generated_tokens", "probe_passes"):
+        out[col] = [f"{int(v):,}" for v in out[col]]
+    for col in ("hours", "expected_hours", "gpu_hours", "expected_gpu_hours"):
+        out[col] = [f"{v:,.1f}" for v in out[col]]
+    for col in ("usd", "expected_usd"):
+        out[col] = [NO_COST if pd.isna(v) else f"{v:,.0f}" for v in out[col]]
+    return out
+
+
+def early_stopping_line(table: pd.DataFrame, settings: PlanSettings) -> str | None:
+    """The blindspot variation calls of exhaustive testing and those the staged procedure is
+    expected to make; None without a blindspot study."""
+    rows = table[(table["study"] == "blindspot") & table["arm_or_mode"].str.endswith("-variations")]
+    if rows.empty:
+        return None
+    exhaustive, staged = int(rows["requests"].sum()), int(rows["expected_requests"].sum())
+    return (f"Blindspot early stopping: {exhaustive:,} variation calls under exhaustive testing, {staged:,} expected "
+            f"with staged testing ({exhaustive - staged:,} saved, {settings.blindspot_saved_share.value:.1%}).")
+
+
+def plan_assumptions(table: pd.DataFrame, registry: dict, settings: PlanSettings) -> list[str]:
+    """Every number the plan rests on, one line each with its source."""
+    lines, speeds = [], {}
+    for model in dict.fromkeys(table["model"]):
+        speed, backend = settings.throughput[model], registry[model]["backend"]
+        where = {"openai": "registry extra.max_concurrency, default "
+                           f"{DEFAULT_MAX_CONCURRENCY} (thinkbias/llm/openai_backend.py)",
+                 "llamacpp": "registry extra.n_parallel; batched ratio below" if speed.parallel_factor != 1
+                 else "registry extra.n_parallel unset or 1: one sequence at a time",
+                 "vllm": "vLLM batches the job's requests itself"}[backend]
+        text = (f"{speed.generated_per_s:g} generated tokens/s per stream (planner.tokens_per_s or "
+                f"default_tokens_per_s.{backend}), {speed.parallelism} ({where}); prompt tokens at "
+                f"{speed.prefill_ratio:g}x that speed (planner.prefill_ratio).")
+        speeds.setdefault(text, []).append(model)
+    lines += [f"{', '.join(models)}: {text}" for text, models in speeds.items()]
+    for study in dict.fromkeys(table["study"]):
+        lines.append(f"{study}: {settings.prompt_tokens[study]} prompt tokens per request (planner.prompt_tokens).")
+    used = {(r.study, r.model, r.arm_or_mode.removesuffix("-truncation")) for r in table.itertuples()
+            if r.token_source == "paper"}
+    for key in sorted(used):
+        prior = settings.length_priors[key]
+        chars = f"{prior.chars:,.0f} characters = " if prior.chars is not None else ""
+        lines.append(f"{'/'.join(key)}: expected {chars}{prior.tokens:,.0f} generated tokens per request "
+                     f"({prior.source}; planner.length_priors, capped at the budget).")
+    if any(settings.length_priors[key].chars is not None for key in used):
+        lines.append(f"{settings.chars_per_token.value:g} characters per token for lengths given in characters "
+                     f"({settings.chars_per_token.source}; planner.chars_per_token).")
+    if table["arm_or_mode"].str.endswith("-truncation").any():
+        lines.append(f"Truncation continuations generate {settings.truncation_share.value:.0%} of their run's "
+                     f"expected trajectory ({settings.truncation_share.source}; planner.truncation_continuation_share).")
+    measured = sorted(set(table.loc[table["token_source"] == "measured", "model"]))
+    if measured:
+        lines.append(f"Measured mean generated tokens of the cached answers: {', '.join(measured)}.")
+    at_budget = []
+    for study, rows in table.groupby("study", sort=False):
+        budget = rows[rows["token_source"] == "budget"]
+        if len(budget) == len(rows):
+            at_budget.append(f"every {study} row")
+        else:
+            at_budget += [f"{r.model}/{r.arm_or_mode}" for r in budget.itertuples()]
+    if at_budget:
+        lines.append(f"Expected generated tokens = budget (no measurement, no reported length): {', '.join(at_budget)}.")
+    if (table["study"] == "blindspot").any():
+        lines.append(f"Staged testing saves {settings.blindspot_saved_share.value:.1%} of the variation calls of "
+                     f"exhaustive testing ({settings.blindspot_saved_share.source}; planner.blindspot_saved_share).")
+    if any(settings.throughput[m].parallel_factor != 1 for m in table.loc[table["backend"] == "llamacpp", "model"]):
+        lines.append(f"Batched llama.cpp generation runs x{settings.llamacpp_batch_speedup.value:g} one sequence's "
+                     f"throughput ({settings.llamacpp_batch_speedup.source}; planner.llamacpp_batch_speedup).")
+    api = list(dict.fromkeys(table.loc[table["backend"] == "openai", "model"]))
+    for model in api:
+        price = registry[model].get("price")
+        if price:
+            lines.append(f"{model}: US$ {price['input_usd_per_mtok']:g} / {price['output_usd_per_mtok']:g} per million "
+                         f"input / output tokens ({price['source']}; registry price).")
+    unpriced = [m for m in api if not registry[m].get("price")]
+    if unpriced:
+        lines.append(f"No price in the registry (cost shown as {NO_COST}): {', '.join(unpriced)}.")
+    lines.append("Local models are costed in GPU-hours, not US$; API calls of judges, writers and embedders "
+                 "(blindspot autoraters) are not planned.")
+    return [f"- {line}" for line in lines]
+
+
+def plan_markdown(table: pd.DataFrame, registry: dict, settings: PlanSettings,
+                  paper_probe_passes: int | None = None) -> str:
+    """The plan as Markdown: the table, budget-bound and expected totals, the blindspot calls saved,
+    and the assumptions with their sources; compares probe passes with the paper's stated count."""
+    lines = ["# Run plan", "", markdown_table(_display(table)),
+             _totals_line(table, "Budget bound (every request to its budget, exhaustive blindspot testing)", ""),
+             "", _totals_line(table, "Expected (measured or reported lengths, staged blindspot testing)", "expected_")]
+    stopping = early_stopping_line(table, settings)
+    if stopping:
+        lines += ["", stopping]
     fair = int(table.loc[table["study"] == "fairness", "probe_passes"].sum())
     if paper_probe_passes and fair:
         lines += ["", f"Fairness probe passes: {fair:,} here vs {paper_probe_passes:,} stated by the paper "
                       "(the paper counts 10 depths per side; this plan probes the union of every depth grid "
                       "in the config, including depth 0, and one nothink read per side)."]
+    lines += ["", "## Assumptions", "", *plan_assumptions(table, registry, settings)]
     return "\n".join(lines) + "\n"
 
 
