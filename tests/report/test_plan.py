@@ -1,11 +1,14 @@
 """The run planner's counts, hours and costs on hand-worked configs."""
 
 import math
+from dataclasses import asdict
 from pathlib import Path
 
 import pytest
+import yaml
 
 from thinkbias.llm.cache import RequestCache, cache_path
+from thinkbias.llm.registry import load_model_spec
 from thinkbias.report.plan import (Throughput, early_stopping_line, job_throughput, plan_markdown, plan_settings,
                                    plan_table, preparation_markdown, preparation_table)
 
@@ -183,3 +186,18 @@ def test_preparation_lists_downloads_and_quantization_of_the_enabled_studies():
     assert rows["big-awq"]["job"] == "quantize_big_awq" and rows["big-awq"]["gpu_hours"] == 1.5
     text = preparation_markdown(table)
     assert "Downloads: 2 (36.1 GB); quantizations: 1 (1.5 GPU-hours)." in text
+
+
+def test_a_registry_price_is_not_part_of_what_the_engine_runs(tmp_path: Path):
+    """Editing a price reruns nothing: the resolved spec (hashed into every model job's params) is the same."""
+    entry = {"backend": "openai", "api_base": "http://127.0.0.1:1/v1", "api_model": "x", "thinking": "none"}
+    specs = []
+    for price in (None, {"input_usd_per_mtok": 1.0, "output_usd_per_mtok": 2.0, "source": "page"}):
+        path = tmp_path / f"models-{len(specs)}.yaml"
+        path.write_text(yaml.safe_dump({"api": {**entry, **({"price": price} if price else {})}}))
+        specs.append(asdict(load_model_spec(path, "api")))
+    assert specs[0] == specs[1]
+    bad = tmp_path / "bad.yaml"
+    bad.write_text(yaml.safe_dump({"api": {**entry, "price": {"input_usd_per_mtok": 1.0}}}))
+    with pytest.raises(ValueError, match="'api'.*price"):
+        load_model_spec(bad, "api")
