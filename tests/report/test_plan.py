@@ -134,6 +134,11 @@ def test_measured_means_replace_priors_and_budgets(tmp_path: Path):
     assert cot["token_source"] == "measured" and cot["expected_generated_tokens"] == 32 * 100
     assert trunc["expected_generated_tokens"] == 24 * 25
     assert _row(table, "cpp1", "cot")["token_source"] == "budget"
+    cache = RequestCache(cache_path(tmp_path, "api"))
+    cache.put("gen", "k", {"text": "x", "completion_tokens": 30})
+    cache.close()
+    direct = _row(plan_table(CONFIG, REGISTRY, _settings(), cache_dir=tmp_path), "api", "direct")
+    assert direct["token_source"] == "measured" and direct["expected_generated_tokens"] == 20 * 4  # capped at 4
 
 
 def test_markdown_shows_both_totals_unpriced_models_and_every_assumption(tmp_path: Path):

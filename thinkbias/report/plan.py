@@ -5,9 +5,9 @@ job- and GPU-hours and, for API models with a registry ``price``, US$, twice:
 
 - **budget**: every request runs to its token budget and the blindspot audit tests every concept on
   every input (exhaustive testing), an upper bound;
-- **expected**: generated tokens per request from the measured mean of the model's cached answers,
-  else from a length the paper reports (``planner.length_priors``, capped at the budget), else the
-  budget; blindspot variation calls less the share the staged procedure is expected to save
+- **expected**: generated tokens per request from the measured mean of the model's cached answers
+  (all its modes pooled), else from a length the paper reports (``planner.length_priors``), each
+  capped at the request's budget, else the budget; blindspot variation calls less the share the staged procedure is expected to save
   (``planner.blindspot_saved_share``, measured by the simulation).
 
 Hours are ``(generated + prompt / prefill_ratio + probes * probe_tokens / prefill_ratio)`` over the
@@ -242,7 +242,8 @@ def plan_table(config: dict, registry: dict, settings: PlanSettings, cache_dir: 
             measured = measured_mean_tokens(cache_dir, model) if cache_dir else None
             prior = settings.length_priors.get((study, model, mode))
             if measured is not None:
-                per_request, source = measured * share, "measured"
+                # one mean over the model's cached answers, every mode pooled: capped like a prior
+                per_request, source = min(measured * share, budget), "measured"
             elif prior is not None:
                 per_request, source = min(prior.tokens * share, budget), "paper"
             else:
