@@ -335,7 +335,7 @@ def plan_assumptions(table: pd.DataFrame, registry: dict, settings: PlanSettings
     if any(settings.length_priors[key].chars is not None for key in used):
         lines.append(f"{settings.chars_per_token.value:g} characters per token for lengths given in characters "
                      f"({settings.chars_per_token.source}; planner.chars_per_token).")
-    if table["arm_or_mode"].str.endswith("-truncation").any():
+    if (table["arm_or_mode"].str.endswith("-truncation") & (table["token_source"] != "budget")).any():
         lines.append(f"Truncation continuations generate {settings.truncation_share.value:.0%} of their run's "
                      f"expected trajectory ({settings.truncation_share.source}; planner.truncation_continuation_share).")
     measured = sorted(set(table.loc[table["token_source"] == "measured", "model"]))
