@@ -160,9 +160,9 @@ def measured_mean_tokens(cache_dir: Path, model_id: str) -> float | None:
     return sum(values) / len(values) if values else None
 
 
-# Study rows: requests and budget per (model, arm/mode); ``length`` is the (mode, share of its
-# prior) an expected length is looked up with; ``early_stopping`` marks the calls the staged
-# blindspot procedure does not make when a concept stops early.
+# Study rows: requests and budget per (model, arm/mode). ``length`` (truncation rows) is the mode
+# whose expected length a row takes and the share of it; ``early_stopping`` marks the calls the
+# staged blindspot procedure does not make when a concept stops early.
 
 def fairness_rows(section: dict) -> list[dict]:
     """Both sides x both arms per record, and CDPG probes at the union of the depth grids."""
@@ -172,10 +172,9 @@ def fairness_rows(section: dict) -> list[dict]:
     for model in section["models"]:
         pairs = section["n_records"] * len(section["datasets"])
         rows.append(dict(study="fairness", model=model, arm_or_mode="think", requests=2 * pairs,
-                         budget=section["think_budget"] + section["answer_budget"], probe_passes=2 * pairs * len(fractions),
-                         length=("think", 1.0)))
+                         budget=section["think_budget"] + section["answer_budget"], probe_passes=2 * pairs * len(fractions)))
         rows.append(dict(study="fairness", model=model, arm_or_mode="nothink", requests=2 * pairs,
-                         budget=section["answer_budget"], probe_passes=2 * pairs, length=("nothink", 1.0)))
+                         budget=section["answer_budget"], probe_passes=2 * pairs))
     return rows
 
 
@@ -190,7 +189,7 @@ def position_rows(section: dict, truncation_share: float = 1.0) -> list[dict]:
         by_run[key] = by_run.get(key, 0) + n_prompts(section, run["benchmark"], run["model"], run["mode"])
     for (model, mode), requests in by_run.items():
         rows.append(dict(study="position", model=model, arm_or_mode=mode, requests=requests,
-                         budget=section["max_tokens"][mode], probe_passes=0, length=(mode, 1.0)))
+                         budget=section["max_tokens"][mode], probe_passes=0))
     trunc = section.get("truncation", {})
     n_questions = sum(b["n_questions"] for b in section["benchmarks"].values())
     for run in trunc.get("runs", []):
@@ -213,8 +212,7 @@ def blindspot_rows(section: dict) -> list[dict]:
             for step, requests, stops in (("baseline", n_inputs, False), ("variations", 2 * concepts * n_inputs, True)):
                 mode = f"{task}-{step}"
                 rows.append(dict(study="blindspot", model=model, arm_or_mode=mode, requests=requests,
-                                 budget=section["target"]["max_tokens"], probe_passes=0, length=(mode, 1.0),
-                                 early_stopping=stops))
+                                 budget=section["target"]["max_tokens"], probe_passes=0, early_stopping=stops))
     return rows
 
 
@@ -237,7 +235,7 @@ def plan_table(config: dict, registry: dict, settings: PlanSettings, cache_dir: 
                         else make_rows(config[study]))
         for row in section_rows:
             model, budget = row.pop("model"), row.pop("budget")
-            mode, share = row.pop("length")
+            mode, share = row.pop("length", (row["arm_or_mode"], 1.0))
             stops = row.pop("early_stopping", False)
             measured = measured_mean_tokens(cache_dir, model) if cache_dir else None
             prior = settings.length_priors.get((study, model, mode))
