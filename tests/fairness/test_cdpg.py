@@ -1,4 +1,5 @@
 """CDPG on constructed probabilities: cuts, |CDPG_k| by cell, slopes, anchors and movers."""
+import math
 from fractions import Fraction
 
 import numpy as np
@@ -6,16 +7,20 @@ import pandas as pd
 import pytest
 
 from thinkbias.fairness.cdpg import (
-    anchor_mover_trajectories, cdpg_long, depth_cuts, depth_slope, mean_abs_cdpg, mover_side, slope_table, union_cuts,
+    anchor_mover_trajectories, cdpg_long, depth_slope, mean_abs_cdpg, mover_side, slope_table, union_cuts,
     depth_fractions,
 )
+from thinkbias.llm.base import fraction_cuts
 from thinkbias.fairness.cells import assign_cells
 
 
-def test_engine_fraction_cuts_equal_depth_cuts():
-    """The fused path hands k/K to the engine, which cuts at floor(f*T + 1/2): the same cuts for every T."""
-    from thinkbias.llm.base import fraction_cuts
+def depth_cuts(T: int, K: int) -> list[int]:
+    """The paper's cuts of K equal segments, in exact integer arithmetic: floor(k*T/K + 1/2), k = 0..K."""
+    return [(2 * k * T + K) // (2 * K) for k in range(K + 1)]
 
+
+def test_engine_fraction_cuts_are_the_papers_depth_cuts():
+    """The fused path hands k/K to the engine, which cuts at floor(f*T + 1/2): the paper's cut for every T."""
     Ks = [5, 10, 20, 3, 7]
     fr = depth_fractions(Ks)
     assert fr[0] == 0 and fr[-1] == 1 and len(fr) == len(set(fr))
@@ -24,16 +29,20 @@ def test_engine_fraction_cuts_equal_depth_cuts():
         cuts = fraction_cuts([float(f) for f in fr], T)
         for K in Ks:
             assert [cuts[index[Fraction(k, K)]] for k in range(K + 1)] == depth_cuts(T, K), (T, K)
-        assert sorted(set(cuts)) == union_cuts(T, Ks)
+        assert union_cuts(T, Ks) == sorted(set(cuts)) == sorted({c for K in Ks for c in depth_cuts(T, K)})
+    for T in (10**5 + 7, 654_321, 999_999):  # long traces too (the 1e-9 tie margin stays far below 1/K)
+        for K in (3, 7, 20, 64):
+            assert fraction_cuts([k / K for k in range(K + 1)], T) == depth_cuts(T, K), (T, K)
     assert fraction_cuts([0.5], 7) == [4] and fraction_cuts([0.5], 5) == [3]  # ties round up, not to even
 
 
-def test_depth_cuts():
-    assert depth_cuts(10, 5) == [0, 2, 4, 6, 8, 10]
+def test_union_cuts():
+    assert depth_cuts(10, 5) == [0, 2, 4, 6, 8, 10] == [math.floor(k * 10 / 5 + 0.5) for k in range(6)]
     assert depth_cuts(7, 2) == [0, 4, 7]  # 3.5 rounds half up
-    assert depth_cuts(0, 10) == [0] * 11
+    assert union_cuts(7, [2]) == [0, 4, 7]
+    assert union_cuts(0, [10]) == [0]
     assert union_cuts(20, [5, 10]) == list(range(0, 21, 2))
-    assert set(depth_cuts(37, 5)) <= set(union_cuts(37, [5, 10, 20]))
+    assert set(union_cuts(37, [5])) <= set(union_cuts(37, [5, 10, 20]))
 
 
 def constructed(K=4):

@@ -1,10 +1,12 @@
 """Both arms, force-closing and CDPG probes on the embedded model (real llama.cpp runs)."""
+import math
+
 import pandas as pd
 import pytest
 
 from thinkbias.fairness.generation import (
-    ANSWER_CUE, assemble_predictions, cost_summary, force_close_request, generate_and_probe_arm, generate_arm,
-    probe_arm, probe_cue, retained_pairs,
+    ANSWER_CUE, assemble_predictions, cost_summary, force_close_request, generate_and_probe_arm, probe_cue,
+    retained_pairs,
 )
 from thinkbias.fairness.cdpg import depth_fractions
 from thinkbias.fairness.predictions import depth_column
@@ -32,16 +34,38 @@ def prompts():
     return build_prompts("adult", rows)
 
 
+def fresh_probes(engine, gens: pd.DataFrame, Ks) -> pd.DataFrame:
+    """P(Yes) of each side computed afresh, apart from the generation pass: ``Engine.score`` after the
+    nothink answer cue; ``Engine.probe`` of the think trace at cut floor(k*T/K + 1/2) of every K."""
+    from thinkbias.llm import YES_NO, Request
+    from thinkbias.llm.thinking import arm_prefill
+
+    cue, rows = probe_cue(engine.spec.think_close), []
+    for r in gens.to_dict(orient="records"):
+        row = {"pair_id": r["pair_id"], "side": r["side"], "arm": r["arm"]}
+        if r["arm"] == "nothink":
+            req = Request.chat(r["user_sent"], prefill=arm_prefill(engine.spec, "nothink") + ANSWER_CUE)
+            row["p_yes"] = engine.score(req, YES_NO).probs["Yes"]
+        else:
+            T = engine.count_tokens(r["thinking"]) if r["thinking"] else 0
+            cuts = {(K, k): math.floor(k * T / K + 0.5) for K in Ks for k in range(K + 1)}
+            distinct = sorted(set(cuts.values()))
+            req = Request.chat(r["user_sent"], prefill=arm_prefill(engine.spec, "think"))
+            by_cut = dict(zip(distinct, engine.probe(req, r["thinking"], distinct, cue, YES_NO)))
+            row.update({depth_column(K, k): by_cut[c].probs["Yes"] for (K, k), c in cuts.items()})
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
 def test_arms_probes_and_force_close(engine, prompts):
-    think = generate_arm(engine, prompts, "think", think_budget=4, answer_budget=4)
-    nothink = generate_arm(engine, prompts, "nothink", think_budget=4, answer_budget=4)
+    think, tp = generate_and_probe_arm(engine, prompts, "think", 4, 4, [2, 4])
+    nothink, np_ = generate_and_probe_arm(engine, prompts, "nothink", 4, 4, [2, 4])
     assert len(think) == len(nothink) == 2
     # 4 tokens never close a prompt-elicited trace: every think answer comes from the force-close request
     assert think["forced_close"].all()
     assert set(think["status"]) <= {"ok", "refusal", "unparsed"}
     gens = pd.concat([think, nothink], ignore_index=True)
-    probes = pd.concat([probe_arm(engine, gens, "think", [2, 4]), probe_arm(engine, gens, "nothink", [2, 4])],
-                       ignore_index=True)
+    probes = pd.concat([tp, np_], ignore_index=True)
     assert len(probes) == 4
     t = probes[probes.arm == "think"]
     for K in (2, 4):
@@ -55,7 +79,7 @@ def test_arms_probes_and_force_close(engine, prompts):
     row = think.iloc[0]
     req = force_close_request(engine.spec, prompts.user.iloc[0], row.thinking, 4)
     direct = engine.score(req, YES_NO).probs["Yes"]
-    assert t.iloc[0][depth_column(4, 4)] == pytest.approx(direct, abs=0.02)
+    assert t.iloc[0][depth_column(4, 4)] == pytest.approx(direct, abs=0.05)
     assert req.prefill.endswith(probe_cue(engine.spec.think_close)) and req.prefill.endswith(ANSWER_CUE)
     pred = validate_predictions(assemble_predictions(gens, probes, "smollm2-135m", 4))
     assert len(pred) == 4 and pred["p_yes"].notna().all()
@@ -84,8 +108,8 @@ def _fused_checks(engine, prompts):
     nothink, np_ = generate_and_probe_arm(engine, prompts, "nothink", 4, 4, Ks)
     spent = engine.stats.prompt_tokens - before
     # the generations are those of the generation-only path
-    pd.testing.assert_frame_equal(think, generate_arm(engine, prompts, "think", 4, 4))
-    pd.testing.assert_frame_equal(nothink, generate_arm(engine, prompts, "nothink", 4, 4))
+    pd.testing.assert_frame_equal(think, generate_and_probe_arm(engine, prompts, "think", 4, 4, None)[0])
+    pd.testing.assert_frame_equal(nothink, generate_and_probe_arm(engine, prompts, "nothink", 4, 4, None)[0])
     assert think["forced_close"].all() and len(tp) == len(np_) == 2
     cue = engine.count_tokens(probe_cue(engine.spec.think_close))
     # think: one cue per distinct cut of the generated trace (at most one per depth k/K), nothing else;
@@ -97,8 +121,7 @@ def _fused_checks(engine, prompts):
         - int(tp.probe_tokens_evaluated.sum()) - int(np_.probe_tokens_evaluated.sum())
     assert forced_prefill > 0  # the force-close follow-ups are the only other prompt tokens
     gens = pd.concat([think, nothink], ignore_index=True)
-    later = pd.concat([probe_arm(engine, gens, "think", Ks), probe_arm(engine, gens, "nothink", Ks)],
-                      ignore_index=True)
+    later = fresh_probes(engine, gens, Ks)
     fused = pd.concat([tp, np_], ignore_index=True)
     m = fused.merge(later, on=["pair_id", "side", "arm"], suffixes=("", "_later"))
     # nothink scores and the empty-trace probe (no decoded cells involved) equal the later job exactly

@@ -18,22 +18,20 @@ from typing import Iterable
 import numpy as np
 import pandas as pd
 
+from thinkbias.llm.base import fraction_cuts
+
 SETTING = ["model", "dataset"]
 
 
-def depth_cuts(n_tokens: int, K: int) -> list[int]:
-    """Token cut points of K equal segments of an ``n_tokens``-token trace, k = 0..K."""
-    return [int(math.floor(k * n_tokens / K + 0.5)) for k in range(K + 1)]
-
-
 def union_cuts(n_tokens: int, Ks: Iterable[int]) -> list[int]:
-    """Sorted distinct cut points over several K (probe each once)."""
-    return sorted({c for K in Ks for c in depth_cuts(n_tokens, K)})
+    """Sorted distinct cut points of an ``n_tokens``-token trace over several K (probe each once): the
+    engine's cut ``floor(f*T + 1/2)`` (``thinkbias.llm.base.fraction_cuts``) at every depth k/K."""
+    return sorted(set(fraction_cuts([float(f) for f in depth_fractions(Ks)], n_tokens)))
 
 
 def depth_fractions(Ks: Iterable[int]) -> list[Fraction]:
     """Sorted distinct relative depths k/K over several K (k = 0..K), the fractions handed to
-    ``Engine.generate_and_probe_many``; its cut ``floor(f*T + 1/2)`` is ``depth_cuts``' cut."""
+    ``Engine.generate_and_probe_many``, which cuts a T-token trace at ``floor(k*T/K + 1/2)``."""
     return sorted({Fraction(k, K) for K in Ks for k in range(K + 1)})
 
 

@@ -18,9 +18,8 @@ Probes:      read in the same pass as generation (``generate_and_probe_arm``). t
              Cut points index the thinking tokens of the think arm's *first* request as generated: after the
              think prefill (or the model's own open tag) up to the close tag, or up to the budget when the model
              did not close; a force-closed side's follow-up continues exactly that trace.
-             ``probe_arm`` probes traces in a later job instead (traces from elsewhere). Fused and later-job
-             probes of the same prefix differ slightly in logits (decoded vs batched KV cells,
-             docs/engine.md): one study run uses one of them, never both.
+             These fused probes and ``Engine.probe`` of the same prefix afresh differ slightly in logits
+             (decoded vs batched KV cells, docs/engine.md).
 """
 
 from __future__ import annotations
@@ -32,7 +31,7 @@ from typing import Sequence
 import numpy as np
 import pandas as pd
 
-from thinkbias.fairness.cdpg import depth_cuts, depth_fractions, union_cuts
+from thinkbias.fairness.cdpg import depth_fractions, union_cuts
 from thinkbias.fairness.parse import parse_yes_no
 from thinkbias.fairness.predictions import depth_column
 from thinkbias.llm.types import YES_NO, Request, Sampling
@@ -218,12 +217,6 @@ def generate_and_probe_arm(engine, prompts: pd.DataFrame, arm: str, think_budget
     return pd.DataFrame(out, columns=GEN_COLUMNS), pd.DataFrame(probes)
 
 
-def generate_arm(engine, prompts: pd.DataFrame, arm: str, think_budget: int, answer_budget: int,
-                 logger: logging.Logger | None = None) -> pd.DataFrame:
-    """Generate one arm without probing (traces probed later with ``probe_arm``)."""
-    return generate_and_probe_arm(engine, prompts, arm, think_budget, answer_budget, None, logger)[0]
-
-
 def retained_pairs(gens: pd.DataFrame) -> set[str]:
     """Pair ids whose answers parse on both sides in both arms (within these generations)."""
     ok = gens[gens["status"] == "ok"].groupby("pair_id").size()
@@ -234,59 +227,6 @@ def _evaluated(engine) -> int:
     """Prompt-side tokens the engine has evaluated so far in this process (0 if it keeps no stats)."""
     stats = getattr(engine, "stats", None)
     return int(getattr(stats, "prompt_tokens", 0)) if stats is not None else 0
-
-
-def probe_arm(engine, gens: pd.DataFrame, arm: str, Ks: Sequence[int], logger: logging.Logger | None = None,
-              only_pairs: set[str] | None = None) -> pd.DataFrame:
-    """P(Yes) per (pair, side) of one arm: every depth of every K for think, one score for nothink.
-
-    Also records the probe cost: ``trace_tokens``, ``n_cuts``, ``probe_tokens_naive`` (sum over cuts of
-    prompt + cut + cue tokens, i.e. re-feeding each prefix from scratch), ``probe_tokens_reused``
-    (prompt and deepest prefix once + the cue at every cut, i.e. with prefix reuse) and
-    ``probe_tokens_evaluated`` (tokens the engine actually evaluated now; 0 when served from the cache).
-    """
-    from thinkbias.llm.thinking import arm_prefill
-
-    logger = logger or logging.getLogger(__name__)
-    spec = engine.spec
-    sub = gens[gens["arm"] == arm]
-    if only_pairs is not None:
-        sub = sub[sub["pair_id"].isin(only_pairs)]
-    cue = probe_cue(spec.think_close)
-    cue_tokens = engine.count_tokens(cue)
-    rows = []
-    for j, r in enumerate(sub.to_dict(orient="records")):
-        base = {"pair_id": r["pair_id"], "side": r["side"], "arm": arm}
-        if arm == "nothink":
-            req = Request.chat(r["user_sent"], prefill=arm_prefill(spec, "nothink") + ANSWER_CUE)
-            before = _evaluated(engine)
-            sc = engine.score(req, YES_NO)
-            n_ans = engine.count_tokens(ANSWER_CUE)
-            rows.append({**base, "p_yes": sc.probs["Yes"], "outside_mass": sc.outside_mass, "trace_tokens": 0,
-                         "n_cuts": 1, "probe_tokens_naive": r["prompt_tokens"] + n_ans,
-                         "probe_tokens_reused": r["prompt_tokens"] + n_ans,
-                         "probe_tokens_evaluated": _evaluated(engine) - before})
-            continue
-        trace = r["thinking"] or ""
-        n_tok = engine.count_tokens(trace) if trace else 0
-        cuts = union_cuts(n_tok, Ks)
-        req = Request.chat(r["user_sent"], prefill=arm_prefill(spec, "think"))
-        before = _evaluated(engine)
-        scores = engine.probe(req, trace, cuts, cue, YES_NO)
-        by_cut = {c: s for c, s in zip(cuts, scores)}
-        row = {**base}
-        for K in Ks:
-            for k, c in enumerate(depth_cuts(n_tok, K)):
-                row[depth_column(K, k)] = by_cut[c].probs["Yes"]
-        row.update(p_yes=by_cut[cuts[-1]].probs["Yes"], outside_mass=float(np.mean([s.outside_mass for s in scores])),
-                   trace_tokens=n_tok, n_cuts=len(cuts),
-                   probe_tokens_naive=int(sum(r["prompt_tokens"] + c + cue_tokens for c in cuts)),
-                   probe_tokens_reused=int(r["prompt_tokens"] + max(cuts) + len(cuts) * cue_tokens),
-                   probe_tokens_evaluated=_evaluated(engine) - before)
-        rows.append(row)
-        if (j + 1) % 10 == 0:
-            logger.info("probed %d/%d traces", j + 1, len(sub))
-    return pd.DataFrame(rows)
 
 
 def assemble_predictions(gens: pd.DataFrame, probes: pd.DataFrame, model: str, main_K: int) -> pd.DataFrame:
