@@ -9,7 +9,10 @@ from __future__ import annotations
 import hashlib
 import json
 from dataclasses import asdict, dataclass, field
-from typing import Callable, Literal, Protocol, Sequence
+from typing import TYPE_CHECKING, Callable, Literal, Protocol, Sequence
+
+if TYPE_CHECKING:  # base.py imports this module; the protocol only names the counters' type
+    from thinkbias.llm.base import EngineStats
 
 Backend = Literal["llamacpp", "vllm", "openai"]
 ThinkingControl = Literal["native", "prefill", "prompt", "none"]
@@ -139,9 +142,9 @@ class Engine(Protocol):
     """What every backend offers. One engine instance = one loaded model for a whole job."""
 
     spec: ModelSpec
-    # counters of the work done by this process (thinkbias.llm.base.EngineStats): generated_tokens,
-    # prompt_tokens, requests, cache_hits, retries, retry_wait_s, awaited, taken_over
-    stats: object
+    # counters of the work done by this process: generated_tokens, prompt_tokens, requests, cache_hits,
+    # retries, retry_wait_s, awaited, taken_over
+    stats: EngineStats
 
     def generate(
         self, requests: Sequence[Request], on_result: Callable[[int, Generation], None] | None = None
