@@ -105,13 +105,6 @@ def run_requests(engine: Engine, requests: Sequence[Request], logger: logging.Lo
     progress = Progress(len(requests), logger, every_s, engine=engine)
     if logger:
         logger.info(f"generate: {len(requests)} requests on model {engine.spec.id}")
-    try:
-        out = engine.generate(requests, on_result=lambda i, g: progress.update(g))  # type: ignore[call-arg]
-    except TypeError as err:  # an engine without the on_result hook
-        if "on_result" not in str(err):
-            raise
-        out = engine.generate(requests)
-        for g in out:
-            progress.update(g)
+    out = engine.generate(requests, on_result=lambda i, g: progress.update(g))
     progress.finish()
     return out
