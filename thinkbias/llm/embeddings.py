@@ -1,5 +1,6 @@
 """Text embeddings: mean-pooled llama.cpp embeddings from a GGUF, or an OpenAI-compatible
-``/embeddings`` endpoint. Every text goes through the model's persistent cache (kind ``embed``)."""
+``/embeddings`` endpoint. Every text goes through the engine's cache path (``CachedEngine``: the
+model's persistent cache, kind ``embed``, with its leases and counters)."""
 
 from __future__ import annotations
 
@@ -8,12 +9,49 @@ from typing import Sequence
 
 import numpy as np
 
-from thinkbias.llm.cache import RequestCache, cache_path
-from thinkbias.llm.types import ModelSpec, sha256_text
+from thinkbias.llm.base import CachedEngine
+from thinkbias.llm.types import ModelSpec
 
 
-def _key(spec: ModelSpec, model_name: str, text: str) -> str:
-    return sha256_text("embed", spec.id, spec.weights_sha256, model_name, text)
+class Embedder(CachedEngine):
+    """Embeddings as one more cached primitive of the engine: the model's cache file, the key
+    ``_key("embed", model_name, text)``, leases (a text another live process embeds now is awaited,
+    not embedded twice) and the counters of every other primitive. Loads no chat model."""
+
+    def __init__(self, spec: ModelSpec, cache_dir: str | Path | None, batch_size: int = 32,
+                 n_threads: int | None = None):
+        if spec.backend not in ("llamacpp", "openai"):
+            raise NotImplementedError(f"model '{spec.id}': embeddings are supported on llamacpp and openai")
+        super().__init__(spec, cache_dir)
+        self.model_name = spec.extra.get("embeddings_model", spec.api_model) if spec.backend == "openai" else "mean"
+        self.batch_size, self.n_threads = batch_size, n_threads
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        """Embeddings of ``texts`` (rows follow ``texts``; a repeated text is embedded once)."""
+        keys = [self._key("embed", self.model_name, t) for t in texts]
+        found: dict[str, list[float]] = {}
+        for key in dict.fromkeys(keys):
+            hit = self.cache.get("embed", key)
+            if hit is not None:
+                self._count(cache_hits=1)
+                found[key] = hit
+        text_of = {k: t for k, t in zip(keys, texts) if k not in found}
+
+        def run(mine: list[str]) -> None:
+            for key, vector in zip(mine, self._embed_uncached([text_of[k] for k in mine])):
+                self.cache.put("embed", key, vector)
+                found[key] = vector
+
+        if text_of:
+            self._leased("embed", list(text_of), run, lambda key, vector: found.__setitem__(key, vector))
+        if not texts:
+            return np.zeros((0, 0), dtype=np.float32)
+        return np.asarray([found[k] for k in keys], dtype=np.float32)
+
+    def _embed_uncached(self, texts: list[str]) -> list[list[float]]:
+        if self.spec.backend == "llamacpp":
+            return _embed_llamacpp(self.spec, texts, self.n_threads)
+        return _embed_openai(self.spec, texts, self.model_name, self.batch_size)
 
 
 def embed_texts(spec: ModelSpec, texts: Sequence[str], cache_dir: str | Path | None,
@@ -26,36 +64,8 @@ def embed_texts(spec: ModelSpec, texts: Sequence[str], cache_dir: str | Path | N
     """
     from thinkbias.llm.weights import verified_spec
 
-    spec = verified_spec(spec)
-    cache = RequestCache(None if cache_dir is None else cache_path(cache_dir, spec.id))
-    model_name = spec.extra.get("embeddings_model", spec.api_model) if spec.backend == "openai" else "mean"
-    try:
-        keys = [_key(spec, model_name, t) for t in texts]
-        out: dict[int, list[float]] = {}
-        missing: list[int] = []
-        for i, k in enumerate(keys):
-            hit = cache.get("embed", k)
-            if hit is None:
-                missing.append(i)
-            else:
-                out[i] = hit
-        todo = list(dict.fromkeys(texts[i] for i in missing))
-        if todo:
-            if spec.backend == "llamacpp":
-                fresh = _embed_llamacpp(spec, todo, n_threads)
-            elif spec.backend == "openai":
-                fresh = _embed_openai(spec, todo, model_name, batch_size)
-            else:
-                raise NotImplementedError(f"model '{spec.id}': embeddings are supported on llamacpp and openai")
-            by_text = dict(zip(todo, fresh))
-            for i in missing:
-                out[i] = by_text[texts[i]]
-                cache.put("embed", keys[i], out[i])
-        if not texts:
-            return np.zeros((0, 0), dtype=np.float32)
-        return np.asarray([out[i] for i in range(len(texts))], dtype=np.float32)
-    finally:
-        cache.close()
+    with Embedder(verified_spec(spec), cache_dir, batch_size, n_threads) as embedder:
+        return embedder.embed(texts)
 
 
 def _embed_llamacpp(spec: ModelSpec, texts: list[str], n_threads: int | None) -> list[list[float]]:
