@@ -8,7 +8,7 @@ from statsmodels.stats.contingency_tables import mcnemar
 
 from thinkbias.stats.mcnemar import mcnemar_test
 from thinkbias.stats.sequential import (
-    BonferroniLedger, bonferroni_level, conditional_power, is_futile, mcnemar_p_vector, obrien_fleming_threshold,
+    bonferroni_level, conditional_power, is_futile, mcnemar_p_vector, obrien_fleming_threshold,
     remaining_discordant,
 )
 
@@ -42,13 +42,13 @@ def test_obrien_fleming_hand_computed():
 
 
 def test_bonferroni_counts_every_concept_test_across_stages():
-    ledger = BonferroniLedger(alpha=0.05)
-    assert ledger.enter_stage(20) == pytest.approx(0.05 / 20)
-    assert ledger.enter_stage(12) == pytest.approx(0.05 / 32)
-    assert ledger.enter_stage(3) == pytest.approx(0.05 / 35)
-    assert ledger.tests_so_far == 35
-    assert bonferroni_level(0.05, [20, 12, 3]) == pytest.approx(0.05 / 35)
-    assert bonferroni_level(0.05, []) == 0.05
+    # 20 concepts enter stage 0, 12 stage 1, 3 stage 2: alpha / 20, / 32, / 35
+    assert bonferroni_level(0.05, [20]) == 0.05 / 20
+    assert bonferroni_level(0.05, [20, 12]) == 0.05 / 32
+    assert bonferroni_level(0.05, [20, 12, 3]) == 0.05 / 35
+    assert bonferroni_level(0.05, []) == 0.05 and bonferroni_level(0.05, [0]) == 0.05
+    with pytest.raises(ValueError, match="negative number of concepts"):
+        bonferroni_level(0.05, [20, -1])
 
 
 def test_remaining_discordant_extrapolates_the_current_rate():

@@ -5,8 +5,9 @@ import pytest
 
 from thinkbias.blindspot.clusters import StagePlan
 from thinkbias.blindspot.stages import (
-    StageParams, baseline_filter, decide, pairs_to_judge, run_staged, stage_alpha, concept_tests,
+    StageParams, baseline_filter, decide, pairs_to_judge, run_staged, concept_tests,
 )
+from thinkbias.stats.sequential import bonferroni_level
 
 PARAMS = StageParams(n_simulations=2000)
 
@@ -39,7 +40,7 @@ def test_baseline_filter_keeps_concepts_below_threshold():
 
 def test_efficacy_stop_flags_a_huge_effect_early():
     pairs = pairs_for("big", 60, 2, 100, 38)           # 200 inputs of 800
-    alpha_s = stage_alpha([5], 0.05)                    # 0.01
+    alpha_s = bonferroni_level(0.05, [5])               # 0.01
     tests = concept_tests(pairs, ["big"], plan(200, 800), alpha_s, PARAMS)
     row = tests.iloc[0]
     assert (row["b"], row["c"], row["n"]) == (60, 2, 200)

@@ -9,7 +9,8 @@ import pandas as pd
 
 from thinkbias.blindspot.calls import pairs_from_responses
 from thinkbias.blindspot.clusters import StagePlan, stage_plan
-from thinkbias.blindspot.stages import StageParams, concept_tests, stage_alpha
+from thinkbias.blindspot.stages import StageParams, concept_tests
+from thinkbias.stats.sequential import bonferroni_level
 
 
 @dataclass(frozen=True)
@@ -34,5 +35,5 @@ def stage_state(entry: dict, clusters: pd.DataFrame, responses: pd.DataFrame, st
     plan = stage_plan(clusters, stage, k0, max_stages)
     entered = entry["entered"] + [len(active)]
     pairs = pairs_from_responses(responses)
-    tests = concept_tests(pairs, active, plan, stage_alpha(entered, params.alpha), params)
+    tests = concept_tests(pairs, active, plan, bonferroni_level(params.alpha, entered), params)
     return StageState(stage, active, entered, params, plan, pairs, tests)

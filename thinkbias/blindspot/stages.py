@@ -185,15 +185,10 @@ def decide(tests: pd.DataFrame, pairs: pd.DataFrame, verdicts: pd.DataFrame, par
     return out
 
 
-def stage_alpha(entered_per_stage: list[int], alpha: float) -> float:
-    """Bonferroni level of the latest stage, given the concepts entering each stage so far."""
-    return bonferroni_level(alpha, entered_per_stage)
-
-
 def run_stage(pairs: pd.DataFrame, verdicts: pd.DataFrame, concept_ids: list[str], plan: StagePlan,
               entered_per_stage: list[int], params: StageParams) -> pd.DataFrame:
     """One full stage on complete outcome tables (pairs and verdicts already known)."""
-    alpha_s = stage_alpha(entered_per_stage, params.alpha)
+    alpha_s = bonferroni_level(params.alpha, entered_per_stage)
     stage_pairs = pairs[pairs["input_id"].isin(set(plan.input_ids)) & pairs["concept_id"].isin(concept_ids)]
     tests = concept_tests(stage_pairs, concept_ids, plan, alpha_s, params)
     return decide(tests, stage_pairs, verdicts, params)

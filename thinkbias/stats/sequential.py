@@ -10,7 +10,6 @@ concept is dropped as futile when its conditional power falls below a floor.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from functools import lru_cache
 
 import numpy as np
@@ -36,35 +35,11 @@ def obrien_fleming_threshold(alpha: float, information_fraction: float) -> float
     return float(min(alpha, threshold))
 
 
-@dataclass
-class BonferroniLedger:
-    """Cumulative Bonferroni bookkeeping: every (concept, stage) test counts once.
-
-    ``enter_stage(n)`` records that ``n`` concepts enter variation testing at the next stage and
-    returns that stage's level ``alpha / (n_0 + ... + n_s)``.
-    """
-
-    alpha: float = 0.05
-    entered: list[int] = field(default_factory=list)
-
-    @property
-    def tests_so_far(self) -> int:
-        return int(sum(self.entered))
-
-    def enter_stage(self, n_concepts: int) -> float:
-        if n_concepts < 0:
-            raise ValueError("a stage cannot have a negative number of concepts")
-        self.entered.append(int(n_concepts))
-        return self.level()
-
-    def level(self) -> float:
-        """The current stage's Bonferroni level (alpha itself before any test)."""
-        total = self.tests_so_far
-        return float(self.alpha / total) if total else float(self.alpha)
-
-
 def bonferroni_level(alpha: float, entered_per_stage: list[int]) -> float:
-    """``alpha`` divided by the cumulative number of concepts tested over the given stages."""
+    """The latest stage's Bonferroni level: ``alpha / (n_0 + ... + n_s)``, n_j = concepts entering
+    stage j (every (concept, stage) test counts once); ``alpha`` itself before any test."""
+    if any(n < 0 for n in entered_per_stage):
+        raise ValueError(f"a stage cannot have a negative number of concepts: {entered_per_stage}")
     total = int(sum(entered_per_stage))
     return float(alpha / total) if total else float(alpha)
 
