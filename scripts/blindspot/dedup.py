@@ -1,4 +1,4 @@
-"""Curated concepts merged with the generated ones; duplicates merged by pairwise judgement + union-find."""
+"""Curated concepts merged with the generated ones; duplicates merged by pairwise judgement + connected components."""
 from pathlib import Path
 
 import pandas as pd

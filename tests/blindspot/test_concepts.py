@@ -3,12 +3,13 @@ import json
 import re
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import yaml
 
 from thinkbias.blindspot.concepts import (
     TITLE_SCHEMA, build_hypothesis_prompt, concepts_table, curated_concepts, dedup_pairs, deduplicate, normalise_title,
-    parse_concepts, parse_same, union_find_groups,
+    parse_concepts, parse_same, group_roots,
 )
 
 CATALOGUE = yaml.safe_load((Path(__file__).resolve().parents[2] / "resources/blindspot/concepts.yaml").read_text())
@@ -68,9 +69,34 @@ def test_curated_concepts_and_task_applicability():
     assert "mosque" in loan.set_index("concept_id").loc["religion_minority", "keywords"]
 
 
-def test_union_find_keeps_lowest_index():
-    assert union_find_groups(5, [(3, 4), (1, 3), (0, 2)]) == [0, 1, 0, 1, 1]
-    assert union_find_groups(3, []) == [0, 1, 2]
+def test_groups_keep_their_lowest_index():
+    assert group_roots(5, [(3, 4), (1, 3), (0, 2)]) == [0, 1, 0, 1, 1]
+    assert group_roots(3, []) == [0, 1, 2]
+    assert group_roots(4, [(2, 1), (1, 1), (3, 2), (3, 2)]) == [0, 1, 1, 1]  # any order, self-loops, repeats
+    assert group_roots(0, []) == []
+
+
+def test_groups_match_a_search_of_every_item_on_random_graphs():
+    def lowest_reachable(n, edges):  # the smallest index each item reaches, by a plain search
+        near = {i: set() for i in range(n)}
+        for i, j in edges:
+            near[i].add(j)
+            near[j].add(i)
+        out = []
+        for start in range(n):
+            seen, todo = {start}, [start]
+            while todo:
+                for nxt in near[todo.pop()] - seen:
+                    seen.add(nxt)
+                    todo.append(nxt)
+            out.append(min(seen))
+        return out
+
+    rng = np.random.default_rng(7)
+    for _ in range(200):
+        n = int(rng.integers(1, 30))
+        edges = [tuple(int(v) for v in rng.integers(0, n, 2)) for _ in range(int(rng.integers(0, 2 * n)))]
+        assert group_roots(n, edges) == lowest_reachable(n, edges), (n, edges)
 
 
 def test_dedup_skips_curated_pairs_and_merges_duplicates():

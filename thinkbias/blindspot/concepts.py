@@ -6,7 +6,8 @@ verbalization check guide, an addition action (toward the direction) and a remov
 specific opposite: "negation" mode). The autorater sees formatted task prompts of representative
 inputs, a few per prompt, and answers in JSON (schema-constrained where the backend supports it;
 XML-like tags are accepted as a fallback). Duplicates are merged by pairwise autorater judgements and
-union-find, keeping the lowest-index member of each group (curated concepts come first).
+the connected components of those judgements, keeping the lowest-index member of each group
+(curated concepts come first).
 """
 
 from __future__ import annotations
@@ -15,7 +16,10 @@ import json
 import re
 from string import Template
 
+import numpy as np
 import pandas as pd
+from scipy.sparse import coo_matrix
+from scipy.sparse.csgraph import connected_components
 
 CONCEPT_FIELDS = ("title", "verbalization_check_guide", "addition_action", "removal_action")
 CONCEPT_COLUMNS = ("concept_id", "title", "direction", "category", "verbalization_check_guide",
@@ -196,26 +200,19 @@ def dedup_pairs(concepts: pd.DataFrame) -> list[tuple[int, int]]:
     return [(i, j) for i in range(n) for j in range(i + 1, n) if not (src[i] == "curated" and src[j] == "curated")]
 
 
-def union_find_groups(n: int, edges: list[tuple[int, int]]) -> list[int]:
-    """Group root (the lowest index in the group) of each of ``n`` items joined by ``edges``."""
-    parent = list(range(n))
-
-    def find(x: int) -> int:
-        while parent[x] != x:
-            parent[x] = parent[parent[x]]
-            x = parent[x]
-        return x
-
-    for i, j in edges:
-        ri, rj = find(i), find(j)
-        if ri != rj:
-            parent[max(ri, rj)] = min(ri, rj)
-    return [find(i) for i in range(n)]
+def group_roots(n: int, edges: list[tuple[int, int]]) -> list[int]:
+    """The lowest index of the group (connected component) of each of ``n`` items joined by ``edges``."""
+    graph = coo_matrix((np.ones(len(edges)), tuple(np.asarray(edges, dtype=np.int64).reshape(-1, 2).T)),
+                       shape=(n, n))
+    n_groups, group = connected_components(graph, directed=False)
+    lowest = np.full(n_groups, n, dtype=np.int64)
+    np.minimum.at(lowest, group, np.arange(n))
+    return lowest[group].tolist()
 
 
 def deduplicate(concepts: pd.DataFrame, duplicate_edges: list[tuple[int, int]]) -> pd.DataFrame:
-    """Keep the lowest-index concept of every union-find group; ``merged_into`` names the kept one."""
-    roots = union_find_groups(len(concepts), duplicate_edges)
+    """Keep the lowest-index concept of every group of duplicates; ``merged_into`` names the kept one."""
+    roots = group_roots(len(concepts), duplicate_edges)
     out = concepts.reset_index(drop=True).copy()
     out["merged_into"] = [out.loc[r, "concept_id"] for r in roots]
     return out
