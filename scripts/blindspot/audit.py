@@ -1,4 +1,8 @@
-"""Gather one audit's stage chain: per-stage tests, flagged biases, funnel, costs, example pairs."""
+"""Gather one audit's stage chain: per-stage tests, flagged biases, funnel, costs, example pairs.
+
+Computes `thinkbias.blindspot.tables:flagged_table`, `thinkbias.blindspot.tables:funnel_table`,
+`thinkbias.blindspot.tables:cost_table` and `thinkbias.blindspot.tables:example_pairs`.
+"""
 import json
 from pathlib import Path
 

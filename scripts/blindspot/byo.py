@@ -1,4 +1,8 @@
-"""Bring-your-own outcomes: the staged testing on decisions and verdicts made elsewhere."""
+"""Bring-your-own outcomes: the staged testing on decisions and verdicts made elsewhere.
+
+Computes `thinkbias.blindspot.byo:run_byo` (staged testing: `thinkbias.blindspot.stages:run_staged`) on
+`thinkbias.blindspot.byo:read_outcomes` and `thinkbias.blindspot.byo:read_baseline`.
+"""
 from pathlib import Path
 
 from thinkbias.blindspot.byo import read_baseline, read_outcomes, run_byo

@@ -1,4 +1,7 @@
-"""Seeded KMeans over the input embeddings; representatives and member ranks."""
+"""Seeded KMeans over the input embeddings; representatives and member ranks.
+
+Computes `thinkbias.blindspot.clusters:cluster_inputs`.
+"""
 import numpy as np
 import pandas as pd
 

@@ -1,5 +1,12 @@
 """Stage s decision (a checkpoint): McNemar, futility, variation verbalization filter, efficacy;
-writes the concepts carried to stage s + 1 and whether the loop is done."""
+writes the concepts carried to stage s + 1 and whether the loop is done.
+
+Computes `thinkbias.blindspot.stage_state:stage_state`, whose
+`thinkbias.blindspot.stages:concept_tests` runs McNemar (`thinkbias.stats.mcnemar:mcnemar_test`), the
+futility check (`thinkbias.stats.sequential:is_futile`) and the O'Brien-Fleming threshold
+(`thinkbias.stats.sequential:obrien_fleming_threshold`, or with `boundary: exact`
+`thinkbias.stats.group_sequential:exact_obrien_fleming_thresholds`); then `thinkbias.blindspot.stages:decide`.
+"""
 import json
 from pathlib import Path
 

@@ -1,4 +1,7 @@
-"""Fetch one manifest file (rule `fetch`): sources in order, sha256 checked, written atomically."""
+"""Fetch one manifest file (rule `fetch`): sources in order, sha256 checked, written atomically.
+
+Computes `thinkbias.data.fetch:fetch_manifest_file`.
+"""
 
 from thinkbias.data.fetch import fetch_manifest_file
 from thinkbias.workflow import rule_logging

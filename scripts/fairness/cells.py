@@ -1,4 +1,8 @@
-"""Retained pairs with their contingency cell, parse counts, and the asserted T^pair identities."""
+"""Retained pairs with their contingency cell, parse counts, and the asserted T^pair identities.
+
+Computes `thinkbias.fairness.analysis:build_cells` (cells: `thinkbias.fairness.cells:assign_cells`;
+identities: `thinkbias.fairness.transitions:check_cell_identities`).
+"""
 from thinkbias.fairness.analysis import build_cells
 from thinkbias.fairness.io import read_predictions, write_table
 from thinkbias.workflow import rule_logging

@@ -1,4 +1,7 @@
-"""Combine every setting's predictions into the run's predictions table (the documented schema) and cost table."""
+"""Combine every setting's predictions into the run's predictions table (the documented schema) and cost table.
+
+Computes `pandas:concat` (no instrument: rows are only stacked and sorted).
+"""
 import pandas as pd
 
 from thinkbias.workflow import rule_logging

@@ -1,7 +1,11 @@
 """Concatenate a setting's shards (both arms) into its predictions table and token-cost row.
 
 Every side is probed while it is generated; the predictions keep the probes of retained pairs only
-(answers parsed on both sides in both arms), the cost row counts every probe that was run."""
+(answers parsed on both sides in both arms), the cost row counts every probe that was run.
+
+Computes `thinkbias.fairness.generation:assemble_predictions` (pairs from
+`thinkbias.fairness.generation:retained_pairs`) and `thinkbias.fairness.generation:cost_summary`.
+"""
 import pandas as pd
 
 from thinkbias.fairness.generation import assemble_predictions, cost_summary, retained_pairs

@@ -1,4 +1,7 @@
-"""The run's Markdown report: reproduced numbers beside the paper's (resources/paper/fairness.yaml)."""
+"""The run's Markdown report: reproduced numbers beside the paper's (resources/paper/fairness.yaml).
+
+Computes `thinkbias.fairness.report:render_report` (and `thinkbias.fairness.report:wall_time_summary`).
+"""
 import glob
 from pathlib import Path
 

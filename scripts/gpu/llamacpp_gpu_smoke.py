@@ -5,6 +5,8 @@ end to end (generate, score, probe, fused generate-and-probe, cache), with both 
 
 Needs llama-cpp-python built with CUDA (CMAKE_ARGS="-DGGML_CUDA=on"); exits non-zero when a check
 fails or when the GPU run is not faster than the CPU run (a sign the build has no GPU support).
+
+Computes `thinkbias.llm.smoke:run_smoke`.
 """
 
 from __future__ import annotations

@@ -9,6 +9,8 @@ model is a 0.7 GB AWQ checkpoint: about a minute including the download. A regis
 sha256-checked snapshot is fetched into resources/models/<id>/ when missing (export HF_TOKEN for
 gated ones). `--model qwq-32b-awq` checks that a 32B AWQ model fits one 80 GB GPU with the registry's
 gpu_memory_utilization / max_model_len. Exits non-zero when a check fails.
+
+Computes `thinkbias.llm.smoke:run_smoke`.
 """
 
 from __future__ import annotations

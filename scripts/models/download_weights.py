@@ -1,4 +1,7 @@
-"""Download one registry model's pinned snapshot into resources/models/<id>/."""
+"""Download one registry model's pinned snapshot into resources/models/<id>/.
+
+Computes `thinkbias.models.hub:download_snapshot`.
+"""
 from pathlib import Path
 
 from thinkbias.models.hub import download_snapshot

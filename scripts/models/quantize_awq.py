@@ -1,4 +1,7 @@
-"""Quantize a registry model's pinned snapshot to 4-bit AWQ."""
+"""Quantize a registry model's pinned snapshot to 4-bit AWQ.
+
+Computes `thinkbias.models.awq:quantize_awq` (after `thinkbias.llm.weights:verified_spec`).
+"""
 from pathlib import Path
 
 from thinkbias.llm.types import ModelSpec

@@ -1,4 +1,8 @@
-"""Bring-your-own generations: validate the external table and extract its records."""
+"""Bring-your-own generations: validate the external table and extract its records.
+
+Computes `thinkbias.position.byo:read_byo_generations` (checked against the schema), then
+`thinkbias.position.records:extract_records`.
+"""
 
 from thinkbias.position.byo import read_byo_generations
 from thinkbias.position.records import extract_records

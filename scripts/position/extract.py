@@ -1,4 +1,8 @@
-"""Final answer, extraction status, trajectory, CCP and switching for every record of a configuration."""
+"""Final answer, extraction status, trajectory, CCP and switching for every record of a configuration.
+
+Computes `thinkbias.position.records:extract_records` (answer: `thinkbias.position.extract:extract_final_answer`;
+CCP: `thinkbias.position.trajectory:commitment_change_point`).
+"""
 
 import pandas as pd
 

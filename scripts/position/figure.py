@@ -1,4 +1,8 @@
-"""Draw one of the study's figures (PNG)."""
+"""Draw one of the study's figures (PNG).
+
+Computes `thinkbias.plots.position:figure1_quartiles`, `thinkbias.plots.position:figure2_panels`,
+`thinkbias.plots.position:figure3_truncation` or `thinkbias.plots.position:figure4_regimes`.
+"""
 
 import pandas as pd
 

@@ -1,4 +1,7 @@
-"""Concatenate the shards of one configuration in shard order."""
+"""Concatenate the shards of one configuration in shard order.
+
+Computes `pandas:concat` (no instrument: shards are only stacked).
+"""
 
 import pandas as pd
 

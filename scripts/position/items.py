@@ -1,4 +1,8 @@
-"""Sample the 4-option questions of one benchmark (seeded) and write the item table."""
+"""Sample the 4-option questions of one benchmark (seeded) and write the item table.
+
+Computes `thinkbias.position.items:four_option_items` of `thinkbias.data.loaders:load_mcq`, sampled by
+`thinkbias.data.sampling:sample_rows`.
+"""
 
 from thinkbias.data.loaders import load_mcq
 from thinkbias.data.sampling import sample_rows

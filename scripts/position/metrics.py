@@ -1,4 +1,7 @@
-"""All records of the study in one table, and the per-question metrics."""
+"""All records of the study in one table, and the per-question metrics.
+
+Computes `thinkbias.position.questions:question_metrics` (PBS: `thinkbias.position.pbs:position_bias_score`).
+"""
 
 import pandas as pd
 

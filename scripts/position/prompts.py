@@ -1,4 +1,7 @@
-"""The option orderings of every sampled question (the prompts table): 4 cyclic shifts or all 24."""
+"""The option orderings of every sampled question (the prompts table): 4 cyclic shifts or all 24.
+
+Computes `thinkbias.position.items:permutations_table`.
+"""
 
 import pandas as pd
 

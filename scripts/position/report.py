@@ -1,4 +1,7 @@
-"""The Markdown report: this run's tables beside the paper's reported values."""
+"""The Markdown report: this run's tables beside the paper's reported values.
+
+Computes `thinkbias.position.report:report_markdown`.
+"""
 
 from pathlib import Path
 

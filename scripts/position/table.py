@@ -1,4 +1,13 @@
-"""Write one of the study's tables (CSV + Markdown) from the per-question metrics."""
+"""Write one of the study's tables (CSV + Markdown) from the per-question metrics.
+
+Computes, per table:
+
+- table1: `thinkbias.position.tables:partial_correlation_table` -> `thinkbias.stats.partial_corr:partial_correlation`
+- table2: `thinkbias.position.questions:configuration_summary`
+- table3: `thinkbias.position.tables:robustness_table` -> `thinkbias.position.lengthbins:monotonicity`
+- table4: `thinkbias.position.tables:wilcoxon_table` (`scipy.stats:wilcoxon`)
+- quartiles: `thinkbias.position.tables:quartile_table`
+"""
 
 import pandas as pd
 

@@ -1,5 +1,8 @@
 """Gather the continuations and write Figure 3's data: rates by absolute position bucket, and the
-before- vs after-CCP change-rate test per configuration."""
+before- vs after-CCP change-rate test per configuration.
+
+Computes `thinkbias.position.truncation:bucket_rates` and `thinkbias.position.truncation:before_after_test`.
+"""
 
 import pandas as pd
 

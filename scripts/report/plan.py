@@ -1,4 +1,8 @@
-"""Write the run plan of the active config (nothing is generated)."""
+"""Write the run plan of the active config (nothing is generated).
+
+Computes `thinkbias.report.plan:plan_table`, `thinkbias.report.plan:plan_markdown`,
+`thinkbias.report.plan:preparation_table` and `thinkbias.report.plan:preparation_markdown`.
+"""
 from pathlib import Path
 
 from thinkbias.report.plan import plan_markdown, plan_settings, plan_table, preparation_markdown, preparation_table
