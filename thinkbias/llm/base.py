@@ -133,6 +133,20 @@ class CachedEngine:
         gen = box[0]
         return gen, self._probe_cached_trace(request, rendered, gen, cut_fractions, cue, candidates)
 
+    def _generate_and_probe_many_uncached(self, items: list[tuple[Request, str]], cut_fractions: Sequence[float],
+                                          cue: str, candidates: Mapping[str, Sequence[str]],
+                                          done: Callable[[int, Generation, list[CandidateScores]], None]) -> None:
+        """Run ``_generate_and_probe_uncached`` on every (request, rendered), calling
+        ``done(j, generation, scores)`` as each finishes (a batching backend runs them together)."""
+        for j, (req, rendered) in enumerate(items):
+            gen, scores = self._generate_and_probe_uncached(req, rendered, cut_fractions, cue, candidates)
+            done(j, gen, scores)
+
+    def batches_generation(self) -> bool:
+        """Whether this engine decodes several requests at once (llama.cpp ``extra.n_parallel`` > 1):
+        ``generate_and_probe_many`` then leases and runs its requests together."""
+        return False
+
     # -- helpers ------------------------------------------------------------------------------
     def _count(self, **deltas: int) -> None:
         with self._stats_lock:
@@ -357,6 +371,8 @@ class CachedEngine:
 
         Requests another live process is generating are left for last and then awaited, so two
         processes on one batch share the work instead of doing it twice."""
+        if self.batches_generation():
+            return self._generate_and_probe_together(requests, cut_fractions, cue, candidates, on_result)
         out: list = [None] * len(requests)
         deferred = []
         for i, req in enumerate(requests):
@@ -369,6 +385,69 @@ class CachedEngine:
             out[i] = self.generate_and_probe(requests[i], cut_fractions, cue, candidates)
             if on_result:
                 on_result(i, out[i][0])
+        return out
+
+    def _generate_and_probe_together(self, requests: Sequence[Request], cut_fractions: Sequence[float], cue: str,
+                                     candidates: Mapping[str, Sequence[str]],
+                                     on_result: OnResult | None) -> list[tuple[Generation, list[CandidateScores]]]:
+        """``generate_and_probe_many`` of a batching engine: cache hits first (a cached generation
+        without cached probes is probed from its text), then every uncached request leased at once
+        and run by ``_generate_and_probe_many_uncached``; each result is stored (probes, then the
+        generation) the moment its sequence finishes, so a kill loses only the requests in flight."""
+        out: list = [None] * len(requests)
+        waiting: dict[str, list[int]] = {}
+        todo: dict[str, tuple[Request, str, str]] = {}  # gen key -> (request, rendered, probe key)
+
+        def deliver(key: str, gen: Generation, scores: list[CandidateScores]) -> None:
+            for i in waiting[key]:
+                out[i] = (gen, scores)
+                if on_result:
+                    on_result(i, gen)
+
+        def from_cached(key: str, value) -> None:
+            req, rendered, pkey = todo[key]
+            gen = generation_from_json(value)
+            self._count(cache_hits=1)
+            p_hit = self.cache.get("probe", pkey)
+            if p_hit is not None:
+                self._count(cache_hits=1)
+                scores = [scores_from_json(d) for d in p_hit]
+            else:
+                scores = self._probe_cached_trace(req, rendered, gen, cut_fractions, cue, candidates)
+                self.cache.put("probe", pkey, [scores_to_json(s) for s in scores])
+            deliver(key, gen, scores)
+
+        for i, req in enumerate(requests):
+            rendered = self.render(req)
+            key = self.gen_key(req, rendered)
+            if key in waiting:
+                waiting[key].append(i)
+                continue
+            waiting[key] = [i]
+            todo[key] = (req, rendered, self.gap_key(req, rendered, cut_fractions, cue, candidates))
+        uncached = []
+        for key in list(todo):
+            hit = self.cache.get("gen", key)
+            if hit is None:
+                uncached.append(key)
+            else:
+                from_cached(key, hit)
+
+        def run(keys: list[str]) -> None:  # the requests leased by this process
+            def done(jj: int, gen: Generation, scores: list[CandidateScores]) -> None:
+                key = keys[jj]
+                # the probes first: a process waiting for the generation then finds both
+                self.cache.put("probe", todo[key][2], [scores_to_json(s) for s in scores])
+                self.cache.put("gen", key, generation_to_json(gen))
+                deliver(key, gen, scores)
+
+            self._generate_and_probe_many_uncached([todo[k][:2] for k in keys], cut_fractions, cue, candidates, done)
+
+        if uncached:
+            self._leased("gen", uncached, run, from_cached)
+        missing = [i for i, r in enumerate(out) if r is None]
+        if missing:
+            raise RuntimeError(f"{self.spec.id}: {len(missing)} requests produced no result")
         return out
 
     def close(self) -> None:

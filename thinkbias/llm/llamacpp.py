@@ -70,6 +70,47 @@ def effective_threads(requested: int | None, extra: dict) -> int:
     return max(1, n)
 
 
+def n_parallel(spec: ModelSpec) -> int:
+    """Sequences decoded together (``extra.n_parallel``, default 1 = one request at a time)."""
+    raw = spec.extra.get("n_parallel", 1)
+    if isinstance(raw, bool) or not isinstance(raw, int) or raw < 1:
+        raise ValueError(f"model '{spec.id}': extra.n_parallel must be a positive integer, got {raw!r}")
+    return raw
+
+
+class TokenStream:
+    """The text of one generation as its tokens arrive: the tokens, their bytes, and the stop
+    strings (a stop string cuts the text where it first occurs; the tail is searched, not the
+    whole text, so a long generation costs O(1) per token)."""
+
+    def __init__(self, stop: Sequence[str]):
+        self.tokens: list[int] = []
+        self.pieces: list[bytes] = []
+        self.buf = bytearray()
+        self.stops = [s for s in stop if s]
+        self.longest = max((len(s) for s in self.stops), default=0)
+        self.text: str | None = None  # set when a stop string ended the text
+
+    def add(self, token: int, piece: bytes) -> bool:
+        """Append one sampled token; True when a stop string now ends the text."""
+        self.tokens.append(token)
+        self.pieces.append(piece)
+        self.buf += piece
+        if self.stops:
+            tail_start = max(0, len(self.buf) - len(piece) - 4 * self.longest - 8)
+            tail = bytes(self.buf[tail_start:]).decode("utf-8", errors="ignore")
+            if any(s in tail for s in self.stops):
+                full = bytes(self.buf).decode("utf-8", errors="ignore")
+                cut = min(full.find(s) for s in self.stops if s in full)
+                self.text = full[:cut]
+                return True
+        return False
+
+    def final_text(self) -> str:
+        """The generated text (cut at the stop string, if one ended it)."""
+        return bytes(self.buf).decode("utf-8", errors="ignore") if self.text is None else self.text
+
+
 class LlamaCppEngine(CachedEngine):
     """``Engine`` on llama-cpp-python. Threads: see ``effective_threads``."""
 
@@ -107,6 +148,12 @@ class LlamaCppEngine(CachedEngine):
         self._add_bos = bool(model.add_bos_token())
         self._cand_cache: dict[str, dict[str, tuple[int, ...]]] = {}
         self._prefilled = 0  # leading KV cells computed by batched evaluation (not by decoding)
+        self.n_parallel = n_parallel(spec)
+        self.batched = None  # n_parallel > 1: generation runs there (thinkbias.llm.llamacpp_batch)
+        if self.n_parallel > 1:
+            from thinkbias.llm.llamacpp_batch import BatchedDecoder
+
+            self.batched = BatchedDecoder(self, self.n_parallel)
 
     # -- text <-> tokens ----------------------------------------------------------------------
     def render(self, request: Request) -> str:
@@ -220,12 +267,8 @@ class LlamaCppEngine(CachedEngine):
         self.eval_fresh(prompt_tokens)
         sampler = self._sampler(sampling)
         vocab = self.llm._model.vocab
-        tokens: list[int] = []
-        pieces: list[bytes] = []
-        buf = bytearray()
-        stops = [s for s in sampling.stop if s]
-        longest = max((len(s) for s in stops), default=0)
-        finish, text = "length", None
+        stream = TokenStream(sampling.stop)
+        finish = "length"
         for _ in range(sampling.max_tokens):
             if self.llm.n_tokens >= self.spec.n_ctx:
                 break
@@ -233,24 +276,13 @@ class LlamaCppEngine(CachedEngine):
             if llama_cpp.llama_vocab_is_eog(vocab, tok):
                 finish = "stop"
                 break
-            piece = self.token_piece(tok)
-            tokens.append(tok)
-            pieces.append(piece)
-            buf += piece
-            if stops:
-                tail_start = max(0, len(buf) - len(piece) - 4 * longest - 8)
-                tail = bytes(buf[tail_start:]).decode("utf-8", errors="ignore")
-                if any(s in tail for s in stops):
-                    full = bytes(buf).decode("utf-8", errors="ignore")
-                    cut = min(full.find(s) for s in stops if s in full)
-                    text, finish = full[:cut], "stop"
-                    break
-            if len(tokens) < sampling.max_tokens:
+            if stream.add(tok, self.token_piece(tok)):
+                finish = "stop"
+                break
+            if len(stream.tokens) < sampling.max_tokens:
                 self.llm.eval([tok])
-        self._count(generated_tokens=len(tokens), requests=1)
-        if text is None:
-            text = bytes(buf).decode("utf-8", errors="ignore")
-        return tokens, pieces, text, finish
+        self._count(generated_tokens=len(stream.tokens), requests=1)
+        return stream.tokens, stream.pieces, stream.final_text(), finish
 
     def _make_generation(self, request: Request, rendered: str, n_prompt: int, tokens: list[int],
                          text: str, finish: str) -> Generation:
@@ -260,6 +292,9 @@ class LlamaCppEngine(CachedEngine):
                           completion_tokens=len(tokens), finish_reason=finish)
 
     def _generate_uncached(self, items, done) -> None:
+        if self.batched is not None:
+            self.batched.run(items, lambda j, gen, scores: done(j, gen))
+            return
         for j, (req, rendered) in enumerate(items):
             prompt = self.tokenize_prompt(rendered)
             tokens, _, text, finish = self.generate_tokens(prompt, req.sampling)
@@ -273,15 +308,23 @@ class LlamaCppEngine(CachedEngine):
         return scores_from_logits(self.last_logits(), ids)
 
     def probe_tokens(self, prefix_tokens: Callable[[int], list[int]], cuts: Sequence[int], cue: str,
-                     candidates: Mapping[str, Sequence[str]], reuse_decoded: bool = False) -> list[CandidateScores]:
+                     candidates: Mapping[str, Sequence[str]], reuse_decoded: bool = False,
+                     evaluate: Callable[[list[int]], np.ndarray] | None = None) -> list[CandidateScores]:
         """Score ``prefix_tokens(cut) + cue`` for each cut, deepest first, reusing the KV cache
-        (``reuse_decoded``: also the cells generation decoded, as the fused path does)."""
+        (``reuse_decoded``: also the cells generation decoded, as the fused path does).
+        ``evaluate(tokens)`` returns the logits after a KV cache made to hold exactly ``tokens``;
+        default: this engine's own KV cache (the batched path passes one sequence's cells)."""
         ids = self.candidate_ids(candidates)
         cue_tokens = self.tokenize_text(cue)
         out: dict[int, CandidateScores] = {}
         for cut in sorted(set(cuts), reverse=True):
-            self.eval_prefix(prefix_tokens(cut) + cue_tokens, reuse_decoded=reuse_decoded)
-            out[cut] = scores_from_logits(self.last_logits(), ids)
+            target = prefix_tokens(cut) + cue_tokens
+            if evaluate is None:
+                self.eval_prefix(target, reuse_decoded=reuse_decoded)
+                logits = self.last_logits()
+            else:
+                logits = evaluate(target)
+            out[cut] = scores_from_logits(logits, ids)
         self._count(requests=1)
         return [out[c] for c in cuts]
 
@@ -300,14 +343,33 @@ class LlamaCppEngine(CachedEngine):
         prompt = self.tokenize_prompt(rendered)
         tokens, pieces, text, finish = self.generate_tokens(prompt, request.sampling)
         gen = self._make_generation(request, rendered, len(prompt), tokens, text, finish)
+        return gen, self.fused_probes(rendered, prompt, tokens, pieces, text, cut_fractions, cue, candidates)
+
+    def fused_probes(self, rendered: str, prompt: list[int], tokens: list[int], pieces: list[bytes], text: str,
+                     cut_fractions: Sequence[float], cue: str, candidates: Mapping[str, Sequence[str]],
+                     evaluate: Callable[[list[int]], np.ndarray] | None = None) -> list[CandidateScores]:
+        """Probe the thinking trace of a generation just made, on the KV cells it left (deepest cut
+        first; ``evaluate``: see ``probe_tokens``)."""
         k0, k1 = thinking_token_span(text, pieces, self.spec.think_open, self.spec.think_close,
                                      self._opened(rendered))
         cuts = fraction_cuts(cut_fractions, k1 - k0)
-        scores = self.probe_tokens(lambda c: prompt + tokens[:k0 + c], cuts, cue, candidates, reuse_decoded=True)
-        return gen, scores
+        return self.probe_tokens(lambda c: prompt + tokens[:k0 + c], cuts, cue, candidates, reuse_decoded=True,
+                                 evaluate=evaluate)
+
+    def batches_generation(self) -> bool:
+        return self.batched is not None
+
+    def _generate_and_probe_many_uncached(self, items, cut_fractions, cue, candidates, done) -> None:
+        if self.batched is None:
+            super()._generate_and_probe_many_uncached(items, cut_fractions, cue, candidates, done)
+            return
+        probe = (cut_fractions, cue, candidates)
+        self.batched.run(items, lambda j, gen, scores: done(j, gen, scores), probe=probe)
 
     def close(self) -> None:
         try:
+            if self.batched is not None:
+                self.batched.close()
             self.llm.close()
         finally:
             super().close()

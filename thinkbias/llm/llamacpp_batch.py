@@ -1,0 +1,211 @@
+"""Batched multi-sequence generation on llama.cpp (registry ``extra.n_parallel`` > 1).
+
+A second llama.cpp context beside the engine's own one holds ``n_parallel`` sequences, each in its
+own KV stream of ``n_ctx`` cells (``kv_unified = false``: a sequence attends only to its own cells,
+so attention does not grow with the number of sequences in flight). Every decode step evaluates
+the next token of every running sequence in one ``llama_decode``. Continuous: when a sequence
+finishes, its cells are cleared and its slot takes the next request at once.
+
+Each sequence keeps what a sequential request has: its own sampler (greedy, or temperature / top-p
+with its own seed; a JSON-schema grammar), stop strings, token budget and ``n_ctx`` limit, exactly
+as ``LlamaCppEngine.generate_tokens`` applies them. A new request's prompt is prefilled in its own
+``llama_decode`` calls (chunks of ``n_batch``, as the sequential path does), its first token
+sampled right after. A finished request is handed to the caller before the next one starts (the
+engine stores it in the cache then, so a kill loses only the sequences in flight). With probes
+(``generate_and_probe_many``), a finished sequence is probed on its own KV cells first: deepest cut
+first, each cut truncating the sequence's cells (``llama_memory_seq_rm`` on its seq_id) to the
+longest prefix they share with ``prompt + trace[:cut] + cue`` and evaluating the rest.
+
+The engine's own context, untouched by this path, still serves ``score`` and ``probe``, so those stay
+exactly what they are with ``n_parallel = 1``. Memory: the KV cache of ``n_parallel x n_ctx``
+cells (docs/engine.md). Results are numerically equivalent to sequential decoding, not bitwise
+(a token decoded in a batch of 8 goes through other matrix shapes than one decoded alone): see the
+determinism policy in docs/engine.md.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Callable, Mapping, Sequence
+
+import numpy as np
+
+from thinkbias.llm.types import CandidateScores, Generation, Request
+
+if TYPE_CHECKING:
+    from thinkbias.llm.llamacpp import LlamaCppEngine, TokenStream
+
+Probe = tuple[Sequence[float], str, Mapping[str, Sequence[str]]]  # cut fractions, cue, candidates
+Finished = Callable[[int, Generation, "list[CandidateScores] | None"], None]
+
+
+@dataclass
+class Sequence_:
+    """One request in flight: its slot (seq_id), sampler, text so far and the tokens its KV cells hold."""
+
+    seq_id: int
+    j: int
+    request: Request
+    rendered: str
+    prompt: list[int]
+    sampler: object
+    stream: "TokenStream"
+    cells: list[int] = field(default_factory=list)  # tokens held by this sequence's KV cells, by position
+    pending: int | None = None  # the sampled token the next decode step evaluates
+    finish: str = ""
+
+
+class BatchedDecoder:
+    """Continuous batched decoding of many requests on ``n_parallel`` sequences of one model."""
+
+    def __init__(self, engine: "LlamaCppEngine", n_parallel: int):
+        import llama_cpp
+        from llama_cpp import _internals
+
+        self.engine, self.n_parallel = engine, n_parallel
+        llm = engine.llm
+        if n_parallel > llama_cpp.llama_max_parallel_sequences():
+            raise ValueError(f"model '{engine.spec.id}': extra.n_parallel={n_parallel} exceeds llama.cpp's "
+                             f"limit of {llama_cpp.llama_max_parallel_sequences()} sequences")
+        params = type(llm.context_params).from_buffer_copy(llm.context_params)
+        params.n_ctx = n_parallel * engine.spec.n_ctx
+        params.n_seq_max = n_parallel
+        params.kv_unified = False
+        params.n_batch = max(int(params.n_batch), n_parallel)
+        params.n_ubatch = max(int(params.n_ubatch), n_parallel)
+        self.n_batch = int(params.n_batch)
+        self.ctx = _internals.LlamaContext(model=llm._model, params=params, verbose=llm.verbose)
+        self.memory = llama_cpp.llama_get_memory(self.ctx.ctx)
+        self.batch = _internals.LlamaBatch(n_tokens=self.n_batch, embd=0, n_seq_max=1, verbose=llm.verbose)
+        self.vocab = llm._model.vocab
+        self.n_vocab = engine._n_vocab
+        self._is_eog = llama_cpp.llama_vocab_is_eog
+        self._seq_rm = llama_cpp.llama_memory_seq_rm
+
+    # -- llama.cpp calls ----------------------------------------------------------------------
+    def _decode(self, entries: Sequence[tuple[int, int, int, bool]]) -> None:
+        """One ``llama_decode`` of (token, position, seq_id, wants logits) entries."""
+        b = self.batch.batch
+        b.n_tokens = len(entries)
+        for i, (tok, pos, seq, logits) in enumerate(entries):
+            b.token[i] = tok
+            b.pos[i] = pos
+            b.seq_id[i][0] = seq
+            b.n_seq_id[i] = 1
+            b.logits[i] = logits
+        self.ctx.decode(self.batch)
+
+    def _extend(self, seq: Sequence_, tokens: Sequence[int]) -> None:
+        """Evaluate ``tokens`` after the sequence's cells, in chunks of ``n_batch`` (logits of the last)."""
+        for start in range(0, len(tokens), self.n_batch):
+            chunk = tokens[start:start + self.n_batch]
+            n0 = len(seq.cells)
+            self._decode([(t, n0 + k, seq.seq_id, start + k == len(tokens) - 1) for k, t in enumerate(chunk)])
+            seq.cells.extend(chunk)
+
+    def _clear(self, seq_id: int) -> None:
+        self._seq_rm(self.memory, seq_id, -1, -1)
+
+    def logits_after(self, seq: Sequence_, tokens: list[int]) -> np.ndarray:
+        """Next-token logits once the sequence's cells hold exactly ``tokens``: the longest common
+        prefix is kept (the last token re-evaluated when all are there), the rest truncated and
+        evaluated, as ``LlamaCppEngine.eval_prefix(reuse_decoded=True)`` does on the engine's cache."""
+        self.engine._check_len(len(tokens))
+        have = seq.cells
+        m = min(len(have), len(tokens))
+        common = next((k for k in range(m) if have[k] != tokens[k]), m)
+        common = min(common, len(tokens) - 1)
+        self._seq_rm(self.memory, seq.seq_id, common, -1)
+        del seq.cells[common:]
+        rest = tokens[common:]
+        self._extend(seq, rest)
+        self.engine._count(prompt_tokens=len(rest))
+        ptr = self.ctx.get_logits_ith(-1)
+        return np.ctypeslib.as_array(ptr, shape=(self.n_vocab,)).copy()
+
+    # -- one sequence's decoding rules (those of LlamaCppEngine.generate_tokens) --------------
+    def _advance(self, seq: Sequence_, idx: int) -> bool:
+        """Sample the sequence's next token from output ``idx`` of the last decode; True when it
+        finished (EOG, a stop string, its budget or n_ctx), else its token waits in ``pending``."""
+        budget = seq.request.sampling.max_tokens
+        if len(seq.stream.tokens) >= budget or len(seq.cells) >= self.engine.spec.n_ctx:
+            seq.finish = "length"
+            return True
+        tok = seq.sampler.sample(self.ctx, idx)
+        if self._is_eog(self.vocab, tok):
+            seq.finish = "stop"
+            return True
+        if seq.stream.add(tok, self.engine.token_piece(tok)):
+            seq.finish = "stop"
+            return True
+        if len(seq.stream.tokens) >= budget:
+            seq.finish = "length"
+            return True
+        seq.pending = tok
+        return False
+
+    def _start(self, j: int, request: Request, rendered: str, seq_id: int) -> Sequence_:
+        from thinkbias.llm.llamacpp import TokenStream
+
+        eng = self.engine
+        prompt = eng.tokenize_prompt(rendered)
+        eng._check_len(len(prompt))
+        seq = Sequence_(seq_id, j, request, rendered, prompt, eng._sampler(request.sampling),
+                        TokenStream(request.sampling.stop))
+        self._extend(seq, prompt)
+        eng._count(prompt_tokens=len(prompt))
+        return seq
+
+    def _finish(self, seq: Sequence_, probe: Probe | None, finished: Finished) -> None:
+        eng, stream = self.engine, seq.stream
+        eng._count(generated_tokens=len(stream.tokens), requests=1)
+        text = stream.final_text()
+        gen = eng._make_generation(seq.request, seq.rendered, len(seq.prompt), stream.tokens, text, seq.finish)
+        scores = None
+        if probe is not None:
+            fractions, cue, candidates = probe
+            scores = eng.fused_probes(seq.rendered, seq.prompt, stream.tokens, stream.pieces, text, fractions, cue,
+                                      candidates, evaluate=lambda tokens: self.logits_after(seq, tokens))
+        self._clear(seq.seq_id)
+        finished(seq.j, gen, scores)
+
+    # -- the loop -----------------------------------------------------------------------------
+    def run(self, items: Sequence[tuple[Request, str]], finished: Finished, probe: Probe | None = None) -> None:
+        """Generate every (request, rendered), ``n_parallel`` at a time, calling
+        ``finished(j, generation, scores)`` as each one finishes (``scores``: the fused probes of
+        ``probe`` = (cut fractions, cue, candidates), or None)."""
+        queue = deque(range(len(items)))
+        free = deque(range(self.n_parallel))
+        running: dict[int, Sequence_] = {}
+        try:
+            while queue or running:
+                while queue and free:
+                    j = queue.popleft()
+                    seq = self._start(j, items[j][0], items[j][1], free.popleft())
+                    if self._advance(seq, -1):
+                        self._finish(seq, probe, finished)
+                        free.append(seq.seq_id)
+                    else:
+                        running[seq.seq_id] = seq
+                if not running:
+                    continue
+                order = list(running.values())
+                self._decode([(s.pending, len(s.cells), s.seq_id, True) for s in order])
+                done = []
+                for idx, seq in enumerate(order):  # every sample first: probes overwrite the logits
+                    seq.cells.append(seq.pending)
+                    seq.pending = None
+                    if self._advance(seq, idx):
+                        done.append(seq)
+                for seq in done:
+                    del running[seq.seq_id]
+                    self._finish(seq, probe, finished)
+                    free.append(seq.seq_id)
+        finally:
+            for seq_id in range(self.n_parallel):
+                self._clear(seq_id)
+
+    def close(self) -> None:
+        self.batch.close()
+        self.ctx.close()
