@@ -4,6 +4,7 @@
 #   stage-s/responses -> stage-s/verdicts -> stage-s/decision.json (checkpoint) -> stage-(s+1)/...
 # The audit gathers the chain through an input function that reads each decision until "done".
 import json
+from types import SimpleNamespace
 
 from thinkbias.config_refs import blindspot_step_models
 
@@ -177,6 +178,22 @@ def bs_task_files(name):
     return [f"{BS_DIR}/{t}/{name}" for t in BS["tasks"]]
 
 
+def blindspot_job_metrics(wildcards=None):
+    """Metrics file of every model job: the task-level steps, and per audit the baseline, its judge
+    and each stage run (following the checkpoint chain); none for bring-your-own outcomes."""
+    if BS["byo"]["outcomes"]:
+        return []
+    steps = ("rewrite", "embed", "hypothesize", "dedup", "variations", "quality")
+    files = [f"{JOB_METRICS}/blindspot/{step}/{t}.json" for step in steps for t in BS["tasks"]]
+    for m in BS["models"]:
+        for t in BS["tasks"]:
+            files += [f"{JOB_METRICS}/blindspot/{step}/{m}/{t}.json" for step in ("baseline", "baseline_judge")]
+            for s in bs_stages_run(SimpleNamespace(model=m, task=t)):
+                files += [f"{JOB_METRICS}/blindspot/{step}/{m}/{t}/stage-{s}.json"
+                          for step in ("stage_respond", "stage_judge")]
+    return files
+
+
 def bs_summary():
     return {
         "tasks": ", ".join(BS["tasks"]), "target models": ", ".join(BS["models"]),
@@ -222,6 +239,7 @@ rule blindspot_rewrite:
         weights=bs_rewrite_weights,
     output:
         f"{BS_DIR}/{{task}}/inputs.parquet",
+        metrics=f"{JOB_METRICS}/blindspot/rewrite/{{task}}.json",
     params:
         task="{task}",
         enabled=BS["rewrite"]["enabled"],
@@ -251,6 +269,7 @@ rule blindspot_embed:
         weights=bs_files(BS["embedder"]),
     output:
         f"{BS_DIR}/{{task}}/embeddings.npy",
+        metrics=f"{JOB_METRICS}/blindspot/embed/{{task}}.json",
     params:
         embedder=BS["embedder"],
         model_identity=model_identity("" if BS["embedder"] == "tfidf" else BS["embedder"]),
@@ -298,6 +317,7 @@ rule blindspot_hypothesize:
     output:
         concepts=f"{BS_DIR}/{{task}}/concepts_generated.parquet",
         replies=f"{BS_DIR}/{{task}}/hypothesis_replies.csv",
+        metrics=f"{JOB_METRICS}/blindspot/hypothesize/{{task}}.json",
     params:
         task="{task}",
         enabled=BS["hypothesis"]["enabled"],
@@ -336,6 +356,7 @@ rule blindspot_dedup:
     output:
         merged=f"{BS_DIR}/{{task}}/concepts_merged.parquet",
         judgements=f"{BS_DIR}/{{task}}/dedup_judgements.csv",
+        metrics=f"{JOB_METRICS}/blindspot/dedup/{{task}}.json",
     params:
         task="{task}",
         curated_ids=BS["curated"]["ids"],
@@ -370,6 +391,7 @@ rule blindspot_variations:
         weights=bs_variation_weights,
     output:
         f"{BS_DIR}/{{task}}/variations.parquet",
+        metrics=f"{JOB_METRICS}/blindspot/variations/{{task}}.json",
     params:
         task="{task}",
         model=BS["variations"]["model"],
@@ -401,6 +423,7 @@ rule blindspot_quality:
         weights=bs_quality_weights,
     output:
         f"{BS_DIR}/{{task}}/concepts.parquet",
+        metrics=f"{JOB_METRICS}/blindspot/quality/{{task}}.json",
     params:
         task="{task}",
         enabled=BS["quality"]["enabled"],
@@ -440,6 +463,7 @@ rule blindspot_baseline:
         weights=bs_target_weights,
     output:
         f"{BS_DIR}/{{model}}/{{task}}/baseline.parquet",
+        metrics=f"{JOB_METRICS}/blindspot/baseline/{{model}}/{{task}}.json",
     params:
         task="{task}",
         model="{model}",
@@ -479,6 +503,7 @@ rule blindspot_baseline_judge:
         verdicts=f"{BS_DIR}/{{model}}/{{task}}/baseline_verdicts.parquet",
         table=f"{BS_DIR}/{{model}}/{{task}}/baseline_filter.csv",
         entry=f"{BS_DIR}/{{model}}/{{task}}/baseline_entry.json",
+        metrics=f"{JOB_METRICS}/blindspot/baseline_judge/{{model}}/{{task}}.json",
     params:
         task="{task}",
         threshold=BS["stages"]["baseline_verbalization_threshold"],
@@ -515,6 +540,7 @@ rule blindspot_stage_respond:
         weights=bs_target_weights,
     output:
         f"{BS_DIR}/{{model}}/{{task}}/stage-{{stage}}/responses.parquet",
+        metrics=f"{JOB_METRICS}/blindspot/stage_respond/{{model}}/{{task}}/stage-{{stage}}.json",
     params:
         task="{task}",
         model="{model}",
@@ -556,6 +582,7 @@ rule blindspot_stage_judge:
         weights=bs_judge_weights,
     output:
         f"{BS_DIR}/{{model}}/{{task}}/stage-{{stage}}/verdicts.parquet",
+        metrics=f"{JOB_METRICS}/blindspot/stage_judge/{{model}}/{{task}}/stage-{{stage}}.json",
     params:
         task="{task}",
         previous=bs_previous_path("verdicts.parquet"),

@@ -26,6 +26,8 @@ os.environ["PYTHONPATH"] = os.pathsep.join(
 
 REGISTRY = yaml.safe_load(Path(config["registry"]).read_text())
 CACHE_DIR = config["cache_dir"]
+# each model job's metrics file (thinkbias.llm.metrics), at its benchmark file's path under this root
+JOB_METRICS = "results/job_metrics"
 STUDIES = ("fairness", "position", "blindspot")
 
 

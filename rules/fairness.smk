@@ -7,6 +7,7 @@ FAIR = config["fairness"]
 FAIR_RUN = f"results/fairness/{FAIR['run']}"
 FAIR_LOGS = f"logs/fairness/{FAIR['run']}"
 FAIR_BENCH = f"results/benchmarks/fairness/{FAIR['run']}"
+FAIR_JOBS = f"{JOB_METRICS}/fairness/{FAIR['run']}"
 FAIR_TABLES = ("parse_counts", "identities", "table2", "figure2", "figure3", "appendix_c_curves", "appendix_c",
                "figure4", "table3", "table3_gaps", "table4", "table5")
 FAIR_FIGURES = ("figure2", "figure3", "appendix_c", "figure4")
@@ -70,6 +71,14 @@ def fairness_figure_table(wildcards):
     return f"{FAIR_RUN}/tables/{name}.csv"
 
 
+def fairness_job_metrics():
+    """Metrics file of every model job of the study (none when the predictions are brought in)."""
+    if FAIR["predictions"]:
+        return []
+    return expand(f"{FAIR_JOBS}/generate/{{dataset}}/{{model}}/{{arm}}/shard-{{shard}}.json",
+                  dataset=FAIR["datasets"], model=FAIR["models"], arm=["nothink", "think"], shard=fairness_shards())
+
+
 def fairness_targets():
     """Final products of the fairness study for the active config."""
     return fairness_table_files() + fairness_figure_files() + [f"{FAIR_RUN}/report.md"]
@@ -101,6 +110,7 @@ rule fairness_generate:
     output:
         generations=f"{FAIR_RUN}/generations/{{dataset}}/{{model}}/{{arm}}/shard-{{shard}}.parquet",
         probes=f"{FAIR_RUN}/probes/{{dataset}}/{{model}}/{{arm}}/shard-{{shard}}.parquet",
+        metrics=f"{FAIR_JOBS}/generate/{{dataset}}/{{model}}/{{arm}}/shard-{{shard}}.json",
     params:
         registry=config["registry"],
         model_identity=model_identity_wildcards,

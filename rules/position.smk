@@ -109,6 +109,22 @@ def position_truncation_files(wildcards=None):
     ]
 
 
+def position_job_metrics(wildcards=None):
+    """Metrics file of every generation and truncation job (none for bring-your-own outputs)."""
+    if POSITION_BYO:
+        return []
+    files = []
+    for r in generation_runs(POSITION):
+        n = shard_count(n_prompts(POSITION, r["benchmark"], r["model"], r["mode"]), config["shard_size"])
+        files += [f"{JOB_METRICS}/position/generate/{r['benchmark']}/{r['model']}/{r['mode']}/shard-{i}.json"
+                  for i in range(n)]
+    n = truncation_shard_count(POSITION)
+    for r in truncation_runs(POSITION):
+        files += [f"{JOB_METRICS}/position/truncate/{r['benchmark']}/{r['model']}/{r['mode']}/shard-{i}.json"
+                  for i in range(n)]
+    return files
+
+
 def position_table_kind(wildcards):
     """The table key (table1, ..., quartiles) of a table file name."""
     return {v: k for k, v in POSITION_TABLES.items()}[wildcards.position_table]
@@ -173,6 +189,7 @@ rule position_generate:
         weights=position_weights,
     output:
         "results/position/{benchmark}/generations/{model}/{mode}/shard-{shard}.parquet",
+        metrics=f"{JOB_METRICS}/position/generate/{{benchmark}}/{{model}}/{{mode}}/shard-{{shard}}.json",
     params:
         model="{model}",
         registry=config["registry"],
@@ -277,6 +294,7 @@ rule position_truncate:
         weights=position_weights,
     output:
         "results/position/{benchmark}/truncation/{model}/{mode}/shard-{shard}.parquet",
+        metrics=f"{JOB_METRICS}/position/truncate/{{benchmark}}/{{model}}/{{mode}}/shard-{{shard}}.json",
     params:
         model="{model}",
         registry=config["registry"],

@@ -26,9 +26,15 @@ rule plan:
         "../scripts/report/plan.py"
 
 
+def job_metrics_files(wildcards=None):
+    """Metrics file of every model job of the enabled studies."""
+    return [f for study in STUDIES if study_enabled(study) for f in globals()[f"{study}_job_metrics"]()]
+
+
 rule benchmarks_table:
     input:
-        study_products,
+        products=study_products,
+        metrics=job_metrics_files,
     output:
         csv=report(
             "results/benchmarks.csv",
@@ -39,7 +45,7 @@ rule benchmarks_table:
         md="results/benchmarks.md",
     params:
         bench_root="results/benchmarks",
-        log_root="logs",
+        metrics_root=JOB_METRICS,
     localrule: True
     log:
         "logs/report/benchmarks.log",

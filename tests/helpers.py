@@ -84,19 +84,30 @@ def tiny_config(**sections: dict) -> dict:
 
 def dry_run_jobs(output: str) -> list[dict]:
     """The jobs of a ``snakemake -n`` listing: rule name, wildcards (as text and as a dict), the
-    reason Snakemake gives and the resources of each."""
+    reason Snakemake gives, the resources and the input, output and benchmark files of each."""
     jobs = []
     for line in output.splitlines():
         if line.startswith(("rule ", "localrule ", "checkpoint ")):
             jobs.append({"rule": line.split()[-1].rstrip(":"), "wildcards": "", "wildcard_values": {},
-                         "reason": "", "resources": {}})
+                         "reason": "", "resources": {}, "input": [], "output": [], "benchmark": []})
         elif jobs and line.startswith("    "):
             key, _, value = line.strip().partition(": ")
             if key == "wildcards":
                 jobs[-1]["wildcards"] = value
                 jobs[-1]["wildcard_values"] = dict(w.split("=", 1) for w in value.split(", ") if "=" in w)
+            elif key in ("input", "output", "benchmark"):
+                jobs[-1][key] = value.split(", ")
             elif key == "reason":
                 jobs[-1]["reason"] = value
             elif key == "resources":
                 jobs[-1]["resources"] = dict(item.split("=", 1) for item in value.split(", ") if "=" in item)
     return jobs
+
+
+def job_table(workdir: Path):
+    """The per-job benchmark table (``thinkbias.report.benchmarks``) of every model job's metrics file
+    a run in ``workdir`` wrote."""
+    from thinkbias.report.benchmarks import benchmark_table
+
+    root = workdir / "results/job_metrics"
+    return benchmark_table(sorted(root.rglob("*.json")), root, workdir / "results/benchmarks")

@@ -9,6 +9,7 @@ import traceback
 from pathlib import Path
 from typing import Iterator
 
+from thinkbias.llm.metrics import collect_job_metrics
 from thinkbias.llm.redact import RedactingFormatter, RedactingStream, redact
 
 
@@ -25,7 +26,8 @@ def without_secrets(err: BaseException) -> BaseException:
 
 
 @contextlib.contextmanager
-def rule_logging(log_path: str | Path | None, name: str = "thinkbias") -> Iterator[logging.Logger]:
+def rule_logging(log_path: str | Path | None, name: str = "thinkbias",
+                 metrics: str | Path | None = None) -> Iterator[logging.Logger]:
     """Send stderr and a logger to the rule's log file for the duration of a script.
 
     Exceptions are logged with their traceback and re-raised, so Snakemake marks the job failed
@@ -33,7 +35,17 @@ def rule_logging(log_path: str | Path | None, name: str = "thinkbias") -> Iterat
     ``thinkbias.llm.redact.redact`` (API keys, ``Bearer`` tokens); an exception whose traceback
     holds such a secret leaves as a ``SecretRedactedError`` carrying the redacted traceback, so
     the key reaches neither the log nor the console.
+
+    ``metrics``: the model job's metrics file (``thinkbias.llm.metrics``), written when the script
+    succeeds from the closing lines its batches logged (a job that closed none writes zeros).
     """
+    with _logging_to(log_path, name) as logger, collect_job_metrics(logger, metrics):
+        yield logger
+
+
+@contextlib.contextmanager
+def _logging_to(log_path: str | Path | None, name: str) -> Iterator[logging.Logger]:
+    """``rule_logging`` without the metrics file."""
     logger = logging.getLogger(name)
     old_level = logger.level
     logger.setLevel(logging.INFO)

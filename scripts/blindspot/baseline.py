@@ -7,7 +7,7 @@ from thinkbias.blindspot.calls import run_targets, target_requests
 from thinkbias.blindspot.clusters import stage_plan
 from thinkbias.workflow import rule_logging
 
-with rule_logging(snakemake.log[0]) as logger:
+with rule_logging(snakemake.log[0], metrics=snakemake.output.metrics) as logger:
     p = snakemake.params
     inputs = pd.read_parquet(snakemake.input.inputs).set_index("input_id")
     plan = stage_plan(pd.read_parquet(snakemake.input.clusters), 0, p.k0, p.max_stages)

@@ -8,7 +8,7 @@ from thinkbias.blindspot.calls import run_judge
 from thinkbias.blindspot.stages import baseline_filter
 from thinkbias.workflow import rule_logging
 
-with rule_logging(snakemake.log[0]) as logger:
+with rule_logging(snakemake.log[0], metrics=snakemake.output.metrics) as logger:
     p = snakemake.params
     concepts = pd.read_parquet(snakemake.input.concepts)
     concepts = concepts[concepts["kept"]]

@@ -10,7 +10,7 @@ from thinkbias.blindspot.model_outputs import JUDGEMENT_COLUMNS, parse_dedup_jud
 from thinkbias.llm.types import Request, Sampling
 from thinkbias.workflow import rule_logging
 
-with rule_logging(snakemake.log[0]) as logger:
+with rule_logging(snakemake.log[0], metrics=snakemake.output.metrics) as logger:
     p = snakemake.params
     catalogue = yaml.safe_load(Path(snakemake.input.curated).read_text())
     curated = curated_concepts(catalogue, p.curated_ids, p.task)

@@ -4,7 +4,7 @@ import pandas as pd
 
 from thinkbias.workflow import rule_logging
 
-with rule_logging(snakemake.log[0]) as logger:
+with rule_logging(snakemake.log[0], metrics=snakemake.output.metrics) as logger:
     p = snakemake.params
     df = pd.read_parquet(snakemake.input.inputs)
     texts = [" ".join(str(t).split()) for t in df["text"]]

@@ -11,7 +11,7 @@ from thinkbias.blindspot.tasks import render_task_prompt, task_spec
 from thinkbias.llm.types import Request, Sampling
 from thinkbias.workflow import rule_logging
 
-with rule_logging(snakemake.log[0]) as logger:
+with rule_logging(snakemake.log[0], metrics=snakemake.output.metrics) as logger:
     p = snakemake.params
     items, replies = [], pd.DataFrame(columns=REPLY_COLUMNS)
     if p.enabled:

@@ -9,7 +9,7 @@ from thinkbias.blindspot.variations import QUALITY_SCHEMA, build_quality_prompt,
 from thinkbias.llm.types import Request, Sampling
 from thinkbias.workflow import rule_logging
 
-with rule_logging(snakemake.log[0]) as logger:
+with rule_logging(snakemake.log[0], metrics=snakemake.output.metrics) as logger:
     p = snakemake.params
     concepts = pd.read_parquet(snakemake.input.concepts)
     concepts = concepts[concepts["merged_into"] == concepts["concept_id"]].copy()

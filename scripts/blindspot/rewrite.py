@@ -13,7 +13,7 @@ STYLES = {"loan": "a 3-4 sentence first-person loan request",
           "admissions": "a 5-7 sentence third-person admissions-file summary",
           "hiring": "a plain-text resume with the same header lines"}
 
-with rule_logging(snakemake.log[0]) as logger:
+with rule_logging(snakemake.log[0], metrics=snakemake.output.metrics) as logger:
     p = snakemake.params
     df = pd.read_parquet(snakemake.input.inputs)
     if p.enabled:

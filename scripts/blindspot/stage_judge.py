@@ -10,7 +10,7 @@ from thinkbias.blindspot.stage_state import stage_state
 from thinkbias.blindspot.stages import pairs_to_judge
 from thinkbias.workflow import rule_logging
 
-with rule_logging(snakemake.log[0]) as logger:
+with rule_logging(snakemake.log[0], metrics=snakemake.output.metrics) as logger:
     p = snakemake.params
     responses = pd.read_parquet(snakemake.input.responses)
     state = stage_state(json.loads(Path(snakemake.input.entry).read_text()), pd.read_parquet(snakemake.input.clusters),

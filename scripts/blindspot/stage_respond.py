@@ -9,7 +9,7 @@ from thinkbias.blindspot.calls import RESPONSE_COLUMNS, needed_responses, run_ta
 from thinkbias.blindspot.clusters import stage_plan
 from thinkbias.workflow import rule_logging
 
-with rule_logging(snakemake.log[0]) as logger:
+with rule_logging(snakemake.log[0], metrics=snakemake.output.metrics) as logger:
     p = snakemake.params
     stage = int(snakemake.wildcards.stage)
     entry = json.loads(Path(snakemake.input.entry).read_text())

@@ -8,7 +8,7 @@ from thinkbias.fairness.prompts import shard_slice
 from thinkbias.llm import load_model_spec, open_engine
 from thinkbias.workflow import rule_logging
 
-with rule_logging(snakemake.log[0]) as log:
+with rule_logging(snakemake.log[0], metrics=snakemake.output.metrics) as log:
     w, p = snakemake.wildcards, snakemake.params
     prompts = shard_slice(pd.read_parquet(snakemake.input.prompts), int(w.shard), p.shard_size)
     weights = snakemake.input.weights[0] if snakemake.input.weights else ""

@@ -8,7 +8,7 @@ from thinkbias.llm.thinking import arm_prefill, thinking_instruction
 from thinkbias.position.generation import build_requests, generations_table
 from thinkbias.workflow import rule_logging
 
-with rule_logging(snakemake.log[0]) as logger:
+with rule_logging(snakemake.log[0], metrics=snakemake.output.metrics) as logger:
     p = snakemake.params
     prompts = pd.read_parquet(snakemake.input.prompts).iloc[p.start:p.stop]
     weights = snakemake.input.weights[0] if snakemake.input.weights else ""

@@ -12,7 +12,7 @@ from thinkbias.position.truncation import (
 )
 from thinkbias.workflow import rule_logging
 
-with rule_logging(snakemake.log[0]) as logger:
+with rule_logging(snakemake.log[0], metrics=snakemake.output.metrics) as logger:
     p = snakemake.params
     t = p.truncation
     records = pd.read_parquet(snakemake.input.records)

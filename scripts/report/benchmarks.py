@@ -1,4 +1,4 @@
-"""Collect every job's benchmark file into one table (CSV + Markdown)."""
+"""Collect every model job's metrics file and benchmark file into one table (CSV + Markdown)."""
 from pathlib import Path
 
 from thinkbias.report.benchmarks import benchmark_table
@@ -6,7 +6,8 @@ from thinkbias.report.markdown import markdown_table
 from thinkbias.workflow import rule_logging
 
 with rule_logging(snakemake.log[0]) as log:
-    table = benchmark_table(Path(snakemake.params.bench_root), Path(snakemake.params.log_root))
+    p = snakemake.params
+    table = benchmark_table(snakemake.input.metrics, p.metrics_root, p.bench_root)
     table.to_csv(snakemake.output.csv, index=False)
     Path(snakemake.output.md).write_text("# Per-job wall time, memory and throughput\n\n" + markdown_table(table, 1))
     log.info("%d benchmarked jobs", len(table))

@@ -6,8 +6,7 @@ import json
 import pandas as pd
 import pytest
 
-from tests.helpers import run_snakemake, tiny_config
-from thinkbias.report.benchmarks import benchmark_table
+from tests.helpers import job_table, run_snakemake, tiny_config
 
 N_INPUTS = 2
 MAX_CONCEPTS = 2
@@ -53,7 +52,7 @@ def test_generated_concepts_and_model_written_variations_end_to_end(workflow_dir
         (c, i) for c in kept for i in pd.read_parquet(task / "inputs.parquet")["input_id"])
     valid = variations[variations["valid"]]
     assert (valid["positive"] != valid["negative"]).all() and (valid["positive"].str.len() > 0).all()
-    jobs = benchmark_table(workflow_dir / "results/benchmarks", workflow_dir / "logs")
+    jobs = job_table(workflow_dir)
     jobs = jobs[jobs["study"] == "blindspot"].set_index(["step", "job"])
     for step in ("hypothesize", "dedup", "variations"):
         assert jobs.loc[(step, "loan"), "generated_tokens"] > 0, step

@@ -5,8 +5,7 @@ import json
 import pandas as pd
 import pytest
 
-from tests.helpers import run_snakemake, tiny_config
-from thinkbias.report.benchmarks import benchmark_table
+from tests.helpers import job_table, run_snakemake, tiny_config
 
 TINY = {
     "n_inputs": 8, "n_clusters": 2, "curated": {"ids": ["gender_female", "religion_minority"]},
@@ -42,12 +41,19 @@ def test_embedded_model_end_to_end(workflow_dir, embedded_model):
     assert set(flagged["concept_id"]) <= set(stages.loc[stages["status"] == "flagged", "concept_id"])
     assert "Beside the paper's reported findings" in (res / "report.md").read_text()
     # the target-model jobs log the tokens they generated, paired with their benchmark files
-    jobs = benchmark_table(workflow_dir / "results/benchmarks", workflow_dir / "logs")
+    jobs = job_table(workflow_dir)
     jobs = jobs[jobs["study"] == "blindspot"].set_index(["step", "job"])
     assert jobs.loc[("baseline", "smollm2-135m/loan"), "generated_tokens"] > 0
     for d in chain:
         tokens = jobs.loc[("stage_respond", f"smollm2-135m/loan/stage-{d['stage']}"), "generated_tokens"]
         assert tokens > 0 if d["target_calls"] else tokens == 0, (d["stage"], tokens)
+    # the run's benchmark table takes every model job's metrics file as a declared input, the stage
+    # runs found by following the checkpoint chain included
+    run_snakemake(workflow_dir, ["--cores", "1", "results/benchmarks.csv"], config=tiny_config(blindspot=TINY))
+    table = pd.read_csv(workflow_dir / "results/benchmarks.csv", dtype={"job": str})
+    written = sorted((workflow_dir / "results/job_metrics").rglob("*.json"))
+    assert len(table) == len(written) == 6 + 2 + 2 * len(chain)
+    assert (table["step"] == "stage_judge").sum() == len(chain)
 
 
 @pytest.mark.slow

@@ -2,8 +2,8 @@
 import pandas as pd
 import pytest
 
-from tests.helpers import run_snakemake, tiny_config
-from thinkbias.report.benchmarks import benchmark_table
+from tests.helpers import job_table, run_snakemake, tiny_config
+from thinkbias.llm.metrics import read_job_metrics
 
 pytestmark = pytest.mark.slow
 
@@ -36,8 +36,22 @@ def test_embedded_end_to_end(workflow_dir, embedded_model):
         assert f3.groupby("k").n.sum().eq(parse.N).all() and f3.k.max() == 10
     cost = pd.read_csv(out / "cost.csv").iloc[0]
     assert cost.requests == 8 and cost.generated_tokens > 0
-    # each generation job's log closes with the engine's token count, which the benchmark table reads
-    jobs = benchmark_table(workflow_dir / "results/benchmarks", workflow_dir / "logs")
+    # each generation job's metrics file counts what its shard's generations and probes hold
+    gen_dir, metrics_dir = out / "generations", workflow_dir / "results/job_metrics/fairness/e2e/generate"
+    shards = sorted(gen_dir.rglob("shard-*.parquet"))
+    assert len(shards) == 2
+    for shard in shards:
+        rel = shard.relative_to(gen_dir)
+        gens, probes = pd.read_parquet(shard), pd.read_parquet(out / "probes" / rel)
+        m = read_job_metrics(metrics_dir / rel.with_suffix(".json"))
+        assert m.generated_tokens == gens["completion_tokens"].sum() > 0, rel
+        assert m.requests == len(gens) + gens["forced_close"].sum() and m.cached == 0, rel
+        assert m.batches == 1 + gens["forced_close"].any(), rel
+        assert m.prompt_tokens >= gens["prompt_tokens"].sum() > 0, rel  # force-close prompts come on top
+        assert m.probe_tokens == probes["probe_tokens_evaluated"].sum() > 0, rel
+        assert (m.retries, m.retry_wait_s) == (0, 0.0) and m.wall_s > 0, rel
+    # the benchmark table reads those files
+    jobs = job_table(workflow_dir)
     gen_jobs = jobs[(jobs["study"] == "fairness") & jobs["job"].str.startswith("generate/")]
     assert {j.split("/")[3] for j in gen_jobs["job"]} == {"think", "nothink"}
     assert gen_jobs["generated_tokens"].sum() == cost.generated_tokens

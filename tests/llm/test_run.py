@@ -4,7 +4,6 @@ import pytest
 
 from thinkbias.llm.run import Progress, format_eta, run_requests
 from thinkbias.llm.types import Generation, Request, Sampling
-from thinkbias.report.benchmarks import generated_tokens
 
 
 def test_format_eta():
@@ -15,7 +14,7 @@ def gen(tokens: int, cached: bool = False) -> Generation:
     return Generation("t", "", "t", prompt_tokens=10, completion_tokens=tokens, finish_reason="stop", cached=cached)
 
 
-def test_finish_line_counts_fresh_tokens_and_is_read_by_the_benchmark_table(tmp_path, caplog):
+def test_finish_line_counts_fresh_tokens_and_carries_them_as_metrics(caplog):
     logger = logging.getLogger("thinkbias.test")
     progress = Progress(3, logger, every_s=3600)
     for g in (gen(7), gen(50, cached=True), gen(5)):
@@ -24,9 +23,8 @@ def test_finish_line_counts_fresh_tokens_and_is_read_by_the_benchmark_table(tmp_
         line = progress.finish()
     assert line == "generate: finished, generated_tokens=12 cached=1 retries=0 retry_wait_s=0.0"
     assert [r.message for r in caplog.records] == [line]
-    log = tmp_path / "job.log"
-    log.write_text(f"2024-01-01 INFO {line}\n")
-    assert generated_tokens(log) == 12
+    m = caplog.records[0].job_metrics  # what the job's metrics file sums (thinkbias.llm.metrics)
+    assert (m.batches, m.requests, m.cached, m.generated_tokens, m.prompt_tokens) == (1, 3, 1, 12, 20)
     assert Progress(0, None).finish() == "generate: finished, generated_tokens=0 cached=0 retries=0 retry_wait_s=0.0"
 
 

@@ -4,9 +4,10 @@ A progress line reports items done (and how many came from the cache), tokens ge
 by this process, prompt tokens per second (prefill dominates short-answer jobs), and the estimated
 time left, at most every ``every_s`` seconds and at the end. A generation job closes its log with
 ``<label>: finished, generated_tokens=N cached=C retries=R retry_wait_s=W`` (:meth:`Progress.finish`;
-R API attempts repeated after a retryable failure, W seconds waited before them), which the per-job
-benchmark table (``thinkbias.report.benchmarks``) reads. Each retry and its wait is logged as it
-happens by the backend (logger ``thinkbias.llm.openai_backend``, a child of the job's logger).
+R API attempts repeated after a retryable failure, W seconds waited before them); the same counters
+travel on that log record as a ``JobMetrics``, which the job's metrics file sums
+(``thinkbias.llm.metrics``). Each retry and its wait is logged as it happens by the backend (logger
+``thinkbias.llm.openai_backend``, a child of the job's logger).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import logging
 import time
 from typing import Sequence
 
+from thinkbias.llm.metrics import RECORD_ATTR, JobMetrics
 from thinkbias.llm.types import Engine, Generation, Request
 
 
@@ -31,6 +33,12 @@ def format_eta(seconds: float) -> str:
 def engine_generated_tokens(engine: Engine | None) -> int | None:
     """The engine's count of tokens generated so far in this process (None without such a counter)."""
     value = getattr(getattr(engine, "stats", None), "generated_tokens", None)
+    return None if value is None else int(value)
+
+
+def engine_prompt_tokens(engine: Engine | None) -> int | None:
+    """The engine's count of prompt-side tokens evaluated so far (None without such a counter)."""
+    value = getattr(getattr(engine, "stats", None), "prompt_tokens", None)
     return None if value is None else int(value)
 
 
@@ -54,6 +62,7 @@ class Progress:
         self.start = self._last = time.monotonic()
         self.engine, self._engine_start = engine, engine_generated_tokens(engine)
         self._retries_start = engine_retries(engine)
+        self._prompt_start = engine_prompt_tokens(engine)
 
     def line(self) -> str:
         elapsed = max(1e-9, time.monotonic() - self.start)
@@ -88,14 +97,30 @@ class Progress:
         (r0, w0), (r1, w1) = self._retries_start, engine_retries(self.engine)
         return r1 - r0, w1 - w0
 
+    def probe_tokens(self) -> int:
+        """Prompt-side tokens the engine evaluated since this progress started beyond the prompts of
+        the results generated now (probe cues, scores); 0 without the engine's counter."""
+        now = engine_prompt_tokens(self.engine)
+        if now is None or self._prompt_start is None:
+            return 0
+        return max(0, now - self._prompt_start - self.prompt_tokens)
+
+    def metrics(self) -> JobMetrics:
+        """This batch's counters, as the closing line reports them (``batches=1``)."""
+        retries, waited = self.retries()
+        return JobMetrics(batches=1, requests=self.done, cached=self.cached, generated_tokens=self.generated(),
+                          prompt_tokens=self.prompt_tokens, probe_tokens=self.probe_tokens(), retries=retries,
+                          retry_wait_s=waited)
+
     def finish(self) -> str:
         """Log (and return) the closing line
-        ``<label>: finished, generated_tokens=N cached=C retries=R retry_wait_s=W``."""
-        retries, waited = self.retries()
-        line = (f"{self.label}: finished, generated_tokens={self.generated()} cached={self.cached} "
-                f"retries={retries} retry_wait_s={waited:.1f}")
+        ``<label>: finished, generated_tokens=N cached=C retries=R retry_wait_s=W``; the log record
+        carries the same counters (:meth:`metrics`) for the job's metrics file."""
+        m = self.metrics()
+        line = (f"{self.label}: finished, generated_tokens={m.generated_tokens} cached={m.cached} "
+                f"retries={m.retries} retry_wait_s={m.retry_wait_s:.1f}")
         if self.logger:
-            self.logger.info(line)
+            self.logger.info(line, extra={RECORD_ATTR: m})
         return line
 
 
