@@ -96,23 +96,24 @@ def show_value(value: Any, limit: int = 80) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
-def error_lines(err: jsonschema.ValidationError) -> list[str]:
-    """Readable line(s) for one schema error: the key path, its value and what was expected."""
+def error_lines(err: jsonschema.ValidationError, noun: str = "config key") -> list[str]:
+    """Readable line(s) for one schema error: the key path, its value and what was expected
+    (``noun`` says whose key it is: ``config key``, ``registry key``)."""
     path, schema = list(err.absolute_path), err.schema
     if err.validator == "additionalProperties" and isinstance(err.instance, dict):
         known = list(schema.get("properties", {}))
         extra = [k for k in err.instance if k not in known]
         where = key_path(path)
-        return [f"config key '{key_path(path + [k])}' = {show_value(err.instance[k])}: unknown key "
+        return [f"{noun} '{key_path(path + [k])}' = {show_value(err.instance[k])}: unknown key "
                 f"({where} takes: {', '.join(known) or 'no keys'})" for k in extra]
     if "propertyNames" in err.relative_schema_path:
-        return [f"config key '{key_path(path + [err.instance])}': unknown name {err.instance!r} "
+        return [f"{noun} '{key_path(path + [err.instance])}': unknown name {err.instance!r} "
                 f"(expected one of {', '.join(map(str, schema.get('enum', [])))})"]
     if err.validator == "required":
         missing = re.findall(r"'([^']+)' is a required property", err.message)
-        return [f"config key '{key_path(path + [m])}': missing (required)" for m in missing] or [
-            f"config key '{key_path(path)}': {err.message}"]
-    where = f"config key '{key_path(path)}' = {show_value(err.instance)}"
+        return [f"{noun} '{key_path(path + [m])}': missing (required)" for m in missing] or [
+            f"{noun} '{key_path(path)}': {err.message}"]
+    where = f"{noun} '{key_path(path)}' = {show_value(err.instance)}"
     if err.validator == "type":
         kinds = schema["type"] if isinstance(schema["type"], list) else [schema["type"]]
         return [f"{where}: expected {' or '.join(kinds)}"]

@@ -111,6 +111,11 @@ def config_reference(root: Path) -> str:
     about = " ".join(str(models.get("description", "")).split())
     parts.append(section("Model registry entry (`config/models.yaml`)", list(key_rows(models)))
                  .replace("\n\n", f"\n\n{about}\n\n", 1))
+    for name, node in models.get("$defs", {}).items():  # extra of each backend: llamacpp_extra, ...
+        backend = name.removesuffix("_extra")
+        about = " ".join(str(node.get("description", "")).split()) + " Any other key is an error."
+        parts.append(section(f"Registry `extra` of the `{backend}` backend", list(key_rows(node, MISSING, "extra.")))
+                     .replace("\n\n", f"\n\n{about}\n\n", 1))
     return "\n".join(parts)
 
 

@@ -119,13 +119,14 @@ def test_local_calibration_file_is_an_input_of_the_quantize_rule(workflow_dir):
 
 SCHEMA_KEYWORDS = {"$schema", "type", "default", "description", "properties", "items", "enum", "minimum", "maximum",
                    "exclusiveMinimum", "exclusiveMaximum", "additionalProperties", "required", "pattern", "minItems",
-                   "maxItems", "propertyNames", "oneOf", "anyOf", "allOf", "const", "minLength", "maxLength"}
+                   "maxItems", "propertyNames", "oneOf", "anyOf", "allOf", "const", "minLength", "maxLength",
+                   "if", "then", "$ref", "$defs"}
 
 
 def schema_nodes(node, path=""):
     """Every subschema (a dict that is not a ``properties`` map) with its path."""
     if isinstance(node, dict):
-        if not path.endswith("properties"):
+        if not path.endswith(("properties", "$defs")):  # maps of named subschemas
             yield path, node
         for key, value in node.items():
             if key not in ("default", "enum", "const"):  # values, not subschemas

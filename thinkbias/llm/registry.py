@@ -27,7 +27,9 @@ def validate_entry(model_id: str, entry: dict, schema: dict | None = None) -> di
     """Check one registry entry and return it with defaults filled.
 
     Raises ``ValueError`` naming the model and the offending key (unknown backend, unknown key,
-    wrong type). Uses jsonschema when installed, else checks backend, unknown keys and enums.
+    an ``extra`` key the backend does not read, wrong type or range), one line per key in
+    ``thinkbias.config.error_lines``' words. Uses jsonschema when installed, else checks backend,
+    unknown keys (``extra``'s too) and enums.
     """
     if not isinstance(entry, dict):
         raise ValueError(f"registry entry '{model_id}' must be a mapping, got {type(entry).__name__}")
@@ -50,16 +52,27 @@ def validate_entry(model_id: str, entry: dict, schema: dict | None = None) -> di
         for key, sub in props.items():
             if key in entry and "enum" in sub and entry[key] not in sub["enum"]:
                 raise ValueError(f"model '{model_id}': {key}={entry[key]!r} not in {sub['enum']}")
+        known_extra = extra_schema(schema, backend)["properties"]
+        typos = sorted(set(entry.get("extra") or {}) - set(known_extra))
+        if typos and known_extra:
+            raise ValueError(f"model '{model_id}': unknown registry key(s) {', '.join('extra.' + k for k in typos)} "
+                             f"(extra of a {backend} entry takes: {', '.join(known_extra)})")
     else:
-        errors = list(jsonschema.Draft202012Validator(schema).iter_errors(entry))
+        from thinkbias.config import error_lines
+
+        errors = sorted(jsonschema.Draft202012Validator(schema).iter_errors(entry),
+                        key=lambda e: [str(p) for p in e.absolute_path])
         if errors:
-            msgs = "; ".join(
-                f"{'.'.join(map(str, e.absolute_path)) or '(entry)'}: {e.message}" for e in errors
-            )
-            raise ValueError(f"model '{model_id}': invalid registry entry: {msgs}")
+            lines = [line for e in errors for line in error_lines(e, noun="registry key")]
+            raise ValueError(f"model '{model_id}' ({backend} backend): invalid registry entry: {'; '.join(lines)}")
     filled = {k: sub.get("default") for k, sub in props.items() if "default" in sub}
     filled.update(entry)
     return filled
+
+
+def extra_schema(schema: dict, backend: str) -> dict:
+    """The schema of ``extra`` for one backend (its keys, types, defaults and descriptions)."""
+    return schema.get("$defs", {}).get(f"{backend}_extra", {"properties": {}})
 
 
 def read_registry(registry_path: str | Path) -> dict:
@@ -132,7 +145,10 @@ def load_model_spec(registry_path: str | Path, model_id: str, weights: str = "")
         raise ValueError(
             f"model '{model_id}' is not in the registry {registry_path} (known: {', '.join(sorted(registry))})"
         )
-    entry = validate_entry(model_id, registry[model_id])
+    try:
+        entry = validate_entry(model_id, registry[model_id])
+    except ValueError as err:
+        raise ValueError(f"{registry_path}: {err}") from None
     spec = spec_from_entry(model_id, entry, weights, base=registry_path.resolve().parent.parent)
     if "quantize" in entry:
         spec = replace(spec, weights_sha256=quantized_identity(entry, registry))
