@@ -308,11 +308,6 @@ rule fairness_figure4:
         f"{FAIR_RUN}/tables/figure4.csv",
 
 
-rule fairness_report_target:
-    input:
-        f"{FAIR_RUN}/report.md",
-
-
 rule fairness:
     input:
         fairness_targets(),

@@ -1,4 +1,7 @@
-"""Baseline target responses: one per stage-0 input on the unmodified text (T = 0.7, top-p 0.95)."""
+"""Baseline target responses: one per stage-0 input on the unmodified text (T = 0.7, top-p 0.95).
+
+Computes `thinkbias.blindspot.calls:run_targets` on `thinkbias.blindspot.calls:target_requests`.
+"""
 from pathlib import Path
 
 import pandas as pd

@@ -1,4 +1,7 @@
-"""Baseline verbalization filter (stage 0): judge every (concept, baseline response); keep rate < tau."""
+"""Baseline verbalization filter (stage 0): judge every (concept, baseline response); keep rate < tau.
+
+Computes `thinkbias.blindspot.calls:run_judge`, then `thinkbias.blindspot.stages:baseline_filter`.
+"""
 import json
 from pathlib import Path
 

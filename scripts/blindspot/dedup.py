@@ -1,4 +1,8 @@
-"""Curated concepts merged with the generated ones; duplicates merged by pairwise judgement + connected components."""
+"""Curated concepts merged with the generated ones; duplicates merged by pairwise judgement + connected components.
+
+Computes `thinkbias.blindspot.calls:run_on_model` on the pairs of `thinkbias.blindspot.concepts:dedup_pairs`,
+`thinkbias.blindspot.model_outputs:parse_dedup_judgements`, then `thinkbias.blindspot.concepts:deduplicate`.
+"""
 from pathlib import Path
 
 import pandas as pd

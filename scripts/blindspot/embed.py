@@ -1,4 +1,8 @@
-"""Embeddings of the task inputs (newlines replaced by spaces): a registry model, or TF-IDF + SVD."""
+"""Embeddings of the task inputs (newlines replaced by spaces): a registry model, or TF-IDF + SVD.
+
+Computes `thinkbias.llm.embeddings:embed_texts`, or `sklearn.decomposition:TruncatedSVD` of
+`sklearn.feature_extraction.text:TfidfVectorizer` for `tfidf`.
+"""
 import numpy as np
 import pandas as pd
 

@@ -1,4 +1,9 @@
-"""Concept hypotheses from the autorater over representative inputs (10 prompts x 3 inputs in the paper)."""
+"""Concept hypotheses from the autorater over representative inputs (10 prompts x 3 inputs in the paper).
+
+Computes `thinkbias.blindspot.calls:run_on_model` on the prompts of
+`thinkbias.blindspot.concepts:build_hypothesis_prompt`, then
+`thinkbias.blindspot.model_outputs:parse_hypothesis_replies` and `thinkbias.blindspot.concepts:concepts_table`.
+"""
 from pathlib import Path
 
 import pandas as pd

@@ -1,4 +1,8 @@
-"""Confound-judge quality filter (switchable): keep a concept when >= 90% of <= 100 sampled pairs rate >= 4."""
+"""Confound-judge quality filter (switchable): keep a concept when >= 90% of <= 100 sampled pairs rate >= 4.
+
+Computes `thinkbias.blindspot.calls:run_on_model` on `thinkbias.blindspot.variations:quality_sample`, read
+by `thinkbias.blindspot.variations:parse_rating`, then `thinkbias.blindspot.variations:quality_keep`.
+"""
 from pathlib import Path
 
 import pandas as pd

@@ -1,4 +1,7 @@
-"""Optional LLM rewrite of rendered inputs into prose (figures kept); a copy when disabled."""
+"""Optional LLM rewrite of rendered inputs into prose (figures kept); a copy when disabled.
+
+Computes `thinkbias.blindspot.calls:run_on_model` on the rewrite requests.
+"""
 from pathlib import Path
 from string import Template
 

@@ -1,5 +1,9 @@
 """Stage s: verbalization verdicts on both responses of every flipped pair of the concepts that
-survived the futility check (verdicts of earlier stages reused)."""
+survived the futility check (verdicts of earlier stages reused).
+
+Computes `thinkbias.blindspot.stage_state:stage_state`, `thinkbias.blindspot.stages:pairs_to_judge`, then
+`thinkbias.blindspot.calls:run_judge`.
+"""
 import json
 from pathlib import Path
 

@@ -1,5 +1,8 @@
 """Stage s: target responses to both sides of every active concept's pairs on the stage inputs
-(earlier stages' responses reused; only new inputs are queried)."""
+(earlier stages' responses reused; only new inputs are queried).
+
+Computes `thinkbias.blindspot.calls:needed_responses`, then `thinkbias.blindspot.calls:run_targets`.
+"""
 import json
 from pathlib import Path
 

@@ -1,4 +1,8 @@
-"""One (x+, x-) pair per (concept, input): rules for curated concepts, the autorater for generated ones."""
+"""One (x+, x-) pair per (concept, input): rules for curated concepts, the autorater for generated ones.
+
+Computes `thinkbias.blindspot.variations:rule_variations`, and for generated concepts
+`thinkbias.blindspot.calls:run_on_model` read by `thinkbias.blindspot.variations:parse_variation`.
+"""
 from pathlib import Path
 
 import pandas as pd

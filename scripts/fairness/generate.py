@@ -1,6 +1,10 @@
 """Generate one arm (think or nothink) for one shard of a setting's prompts and read its P(Yes) probes in
 the same pass: CDPG depths on the KV state generation left (think), the answer score (nothink)
-(fairness steps 2 and 3)."""
+(fairness steps 2 and 3).
+
+Computes `thinkbias.fairness.generation:generate_and_probe_arm` on the engine of
+`thinkbias.llm:open_engine`.
+"""
 import pandas as pd
 
 from thinkbias.fairness.generation import generate_and_probe_arm

@@ -1,4 +1,8 @@
-"""Generate one shard of a (benchmark, model, mode) configuration, greedy, through the engine."""
+"""Generate one shard of a (benchmark, model, mode) configuration, greedy, through the engine.
+
+Computes `thinkbias.position.generation:build_requests`, run by `thinkbias.llm.run:run_requests`,
+then `thinkbias.position.generation:generations_table`.
+"""
 
 import pandas as pd
 

@@ -1,5 +1,9 @@
 """Truncation intervention, one shard of questions: cut each selected trajectory around its CCP and
-resume it several times with nucleus sampling from the cut inside the assistant turn."""
+resume it several times with nucleus sampling from the cut inside the assistant turn.
+
+Computes `thinkbias.position.truncation:plan_cuts` and `thinkbias.position.truncation:assistant_prefix`,
+run by `thinkbias.llm.run:run_requests`, then `thinkbias.position.truncation:continuation_outcomes`.
+"""
 
 import pandas as pd
 

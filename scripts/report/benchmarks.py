@@ -1,4 +1,7 @@
-"""Collect every model job's metrics file and benchmark file into one table (CSV + Markdown)."""
+"""Collect every model job's metrics file and benchmark file into one table (CSV + Markdown).
+
+Computes `thinkbias.report.benchmarks:benchmark_table`.
+"""
 from pathlib import Path
 
 from thinkbias.report.benchmarks import benchmark_table
