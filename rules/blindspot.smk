@@ -6,6 +6,7 @@
 import json
 from types import SimpleNamespace
 
+from thinkbias.blindspot.fairness_tasks import fairness_dataset
 from thinkbias.config_refs import blindspot_step_models
 
 BS = config["blindspot"]
@@ -14,7 +15,7 @@ BS_PROMPTS = BS["prompts"]
 
 
 wildcard_constraints:
-    task="loan|admissions|hiring",
+    task="loan|admissions|hiring|fairness_adult|fairness_compas|fairness_credit",
     stage=r"\d+",
 
 
@@ -48,6 +49,22 @@ def bs_user_inputs(wildcards):
 def bs_user_inputs_file(wildcards):
     path = bs_user_inputs(wildcards)
     return [path] if path else []
+
+
+def bs_fairness_raw(wildcards):
+    """Raw files of the fairness dataset a fairness task audits (the fairness study's), else none."""
+    dataset = fairness_dataset(wildcards.task)
+    return FAIR_RAW[dataset] if dataset else []
+
+
+def bs_fairness_tasks():
+    """The configured tasks that audit a fairness dataset."""
+    return [t for t in BS["tasks"] if fairness_dataset(t)]
+
+
+def bs_rediscovery_files(exts=("csv",)):
+    """The fairness rediscovery table (one file per extension), when a fairness task is configured."""
+    return [f"{BS_DIR}/tables/fairness_rediscovery.{ext}" for ext in exts] if bs_fairness_tasks() else []
 
 
 def bs_rewrite_weights(wildcards):
@@ -217,6 +234,7 @@ rule blindspot_inputs:
         names="resources/blindspot/names.yaml",
         vocab="resources/blindspot/profiles.yaml",
         user=bs_user_inputs_file,
+        raw=bs_fairness_raw,
     output:
         f"{BS_DIR}/{{task}}/inputs_rendered.parquet",
     params:
@@ -224,6 +242,8 @@ rule blindspot_inputs:
         n_inputs=bs_n_inputs,
         seed=config["seed"],
         user_path=bs_user_inputs,
+        manifest=config["manifest"],  # fairness tasks: the raw files are verified against it before they are read
+        rewrite_enabled=BS["rewrite"]["enabled"],
     log:
         "logs/blindspot/inputs/{task}.log",
     conda:
@@ -671,6 +691,7 @@ rule blindspot_tables:
         generated=bs_task_files("concepts_generated.parquet"),
         judgements=bs_task_files("dedup_judgements.csv"),
         variations=bs_task_files("variations.parquet"),
+        rediscovery=bs_rediscovery_files(),
         paper="resources/paper/blindspot.yaml",
     output:
         flagged_csv=report(
@@ -715,6 +736,37 @@ rule blindspot_tables:
         "../envs/analysis.yaml"
     script:
         "../scripts/blindspot/tables.py"
+
+
+rule blindspot_fairness_rediscovery:
+    # does the audit of a fairness task find the protected attribute the fairness study varies by hand?
+    input:
+        generated=expand(f"{BS_DIR}/{{task}}/concepts_generated.parquet", task=bs_fairness_tasks()),
+        merged=expand(f"{BS_DIR}/{{task}}/concepts_merged.parquet", task=bs_fairness_tasks()),
+        stages=expand(f"{BS_DIR}/{{model}}/{{task}}/stages.csv", model=BS["models"], task=bs_fairness_tasks()),
+        flagged=expand(f"{BS_DIR}/{{model}}/{{task}}/flagged.csv", model=BS["models"], task=bs_fairness_tasks()),
+    output:
+        csv=report(
+            f"{BS_DIR}/tables/fairness_rediscovery.csv",
+            caption="../report/captions/blindspot/fairness_rediscovery.rst",
+            category="blindspot",
+            subcategory="tables",
+        ),
+        md=f"{BS_DIR}/tables/fairness_rediscovery.md",
+    params:
+        tasks=bs_fairness_tasks(),
+    log:
+        "logs/blindspot/fairness_rediscovery/all.log",
+    conda:
+        "../envs/analysis.yaml"
+    script:
+        "../scripts/blindspot/rediscovery.py"
+
+
+rule blindspot_rediscovery:
+    input:
+        f"{BS_DIR}/tables/fairness_rediscovery.csv",
+        f"{BS_DIR}/tables/fairness_rediscovery.md",
 
 
 # ---------------------------------------------------------------- bring-your-own outcomes (no model)
@@ -781,7 +833,7 @@ def blindspot_targets():
     return [f"{BS_DIR}/tables/{name}" for name in
             ("flagged.csv", "flagged.md", "funnel.csv", "costs.csv", "costs.md", "model_outputs.csv",
              "examples.md")] + [
-        f"{BS_DIR}/figures/funnel.png", f"{BS_DIR}/report.md"]
+        f"{BS_DIR}/figures/funnel.png", f"{BS_DIR}/report.md"] + bs_rediscovery_files(("csv", "md"))
 
 
 rule blindspot:

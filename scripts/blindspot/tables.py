@@ -46,6 +46,7 @@ with rule_logging(snakemake.log[0]) as logger:
     model_outputs.to_csv(out.model_outputs_csv, index=False)
     paper = yaml.safe_load(Path(snakemake.input.paper).read_text())
     stages = gather(snakemake.input.stages)
+    rediscovery = pd.read_csv(inp.rediscovery[0]) if inp.rediscovery else None
     Path(out.report).write_text(render_report(flagged, funnel, costs, paper, snakemake.params.summary, stages,
-                                              model_outputs))
+                                              model_outputs, rediscovery))
     logger.info(f"{len(flagged)} flagged biases over {funnel[['model', 'task']].drop_duplicates().shape[0]} audits")

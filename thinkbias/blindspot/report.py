@@ -48,10 +48,40 @@ def decision_quality(stages: pd.DataFrame) -> pd.DataFrame:
     return last[cols].reset_index(drop=True)
 
 
+def rediscovery_reading(row: pd.Series) -> str:
+    """One sentence per (model, fairness task) saying only what the rediscovery row records."""
+    head = f"{row['model']} / {row['task']}: {row['protected_attribute']}"
+    hyp = (f"hypothesized by {int(row['n_hypothesized'])} generated concept(s)" if row["hypothesized"]
+           else "not hypothesized by a generated concept")
+    if not row["tested"]:
+        tested = "no concept matching it was tested"
+    else:
+        ci = f" [{_pp(row['ci_low'])}, {_pp(row['ci_high'])}]" if not pd.isna(row["ci_low"]) else ""
+        tested = (f"{row['concept_id']} was tested and ended `{row['status']}` at stage {int(row['stage'])}: "
+                  f"P(Yes) {_pp(row['delta']) or 'n/a'}{ci} over {int(row['n'])} pairs, p = {row['p_value']:.3g}")
+    return f"- {head} {hyp}; {tested}; {int(row['n_other_flagged'])} other concept(s) flagged."
+
+
+def rediscovery_section(rediscovery: pd.DataFrame) -> list[str]:
+    """The report's section on the fairness tasks (thinkbias/blindspot/rediscovery.py)."""
+    cols = [c for c in ("model", "task", "protected_attribute", "curated_concept", "hypothesized", "tested",
+                        "flagged", "concept_id", "status", "stage", "delta", "ci_low", "ci_high", "n", "p_value",
+                        "log10_p_value", "n_other_flagged", "other_flagged") if c in rediscovery.columns]
+    return ["## Fairness tasks: is the protected attribute rediscovered?", "",
+            "The fairness study varies one protected attribute by hand (Adult and Credit: sex; COMPAS: race). "
+            "A concept matches it when its variation is the fairness study's counterfactual re-rendering, or "
+            "its title or keywords name the attribute (docs/blindspot.md). Decisions are the fairness "
+            "question's Yes/No, so an effect is a change in P(Yes): more predicted high incomes (Adult), new "
+            "charges (COMPAS) or defaults (Credit).", "",
+            table_markdown(rediscovery[cols]), *[rediscovery_reading(r) for _, r in rediscovery.iterrows()], ""]
+
+
 def render_report(flagged: pd.DataFrame, funnel: pd.DataFrame, costs: pd.DataFrame, paper: dict, summary: dict,
-                  stages: pd.DataFrame | None = None, model_outputs: pd.DataFrame | None = None) -> str:
+                  stages: pd.DataFrame | None = None, model_outputs: pd.DataFrame | None = None,
+                  rediscovery: pd.DataFrame | None = None) -> str:
     """The report: configuration summary, flagged biases, funnel, costs, decision quality, what the
-    model-written steps produced (when any ran), and the comparison with the paper."""
+    model-written steps produced (when any ran), the fairness tasks' rediscovery table (when a
+    fairness task ran), and the comparison with the paper."""
     lines = [f"# Unverbalized biases: {paper.get('paper', 'Biases in the Blind Spot')}", ""]
     lines += ["## This run", ""]
     lines += [f"- {k}: {v}" for k, v in summary.items()]
@@ -84,6 +114,8 @@ def render_report(flagged: pd.DataFrame, funnel: pd.DataFrame, costs: pd.DataFra
                   "what could not be used: rejected concepts are dropped, unparsable judgements keep both "
                   "concepts, invalid pairs are never sent to the target.", "",
                   table_markdown(model_outputs)]
+    if rediscovery is not None and len(rediscovery):
+        lines += rediscovery_section(rediscovery)
     lines += ["## Beside the paper's reported findings", "",
               "The paper's numbers come from seven frontier models on 1,336-2,500 inputs per task; a run with "
               "other models or sizes is not expected to match them. Effects are acceptance-rate differences.", "",

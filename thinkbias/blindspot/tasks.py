@@ -1,4 +1,4 @@
-"""The three decision tasks (spec Sec. 2): decision prompts and decision parsers.
+"""The decision tasks (spec Sec. 2; and the fairness study's datasets): decision prompts and parsers.
 
 Prompts are the project's own wording (resources/blindspot/prompts/<task>.txt, ``$application``
 placeholder; hiring also ``$job_description``); a config can point at other prompt files. Parsers
@@ -11,6 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from string import Template
 from typing import Callable
+
+from thinkbias.blindspot.fairness_tasks import FAIRNESS_TASKS, INPUT_NAMES
 
 
 def parse_final_decision(response: str, accept_word: str, reject_word: str = "reject") -> int | None:
@@ -77,6 +79,10 @@ TASKS: dict[str, TaskSpec] = {
                            "\n\nFinal Decision:", ("REJECT", "ADMIT")),
     "hiring": TaskSpec("hiring", "resume", parse_hiring, ("No", "Yes"), "\nAnswer:", ("No", "Yes")),
 }
+# The fairness study's Yes/No questions (thinkbias/blindspot/fairness_tasks.py): the decision prompts
+# end with the same "Answer: Yes/No" line as hiring, so they share its parser; 1 = Yes.
+TASKS |= {task: TaskSpec(task, INPUT_NAMES[dataset], parse_hiring, ("No", "Yes"), "\nAnswer:", ("No", "Yes"))
+          for task, dataset in FAIRNESS_TASKS.items()}
 
 
 def decision_candidates(spec: TaskSpec) -> dict[str, tuple[str, ...]]:

@@ -4,8 +4,10 @@
 Generated concepts get their pair from the variation autorater (one request per (concept, input),
 JSON ``{"positive", "negative"}``). Curated concepts carry a deterministic rule: a name swap across
 demographic groups (with pronouns for gender), an added sentence (e.g. a religious affiliation or a
-language ability) or a formality rewrite table. A pair whose two sides are identical (for example no
-known name found) is marked invalid, counted, and never sent to the target model.
+language ability), a formality rewrite table, or, on the fairness tasks, the fairness study's
+counterfactual re-rendering of the record (``counterfactual``). A pair whose two sides are
+identical (for example no known name found) is marked invalid, counted, and never sent to the
+target model.
 
 The quality filter rates up to ``max_pairs`` sampled pairs per concept from 1 to 5 and keeps a
 concept when at least ``keep_share`` (0.9) of its ratings are >= ``min_rating`` (4); unparsable
@@ -22,6 +24,7 @@ from string import Template
 import pandas as pd
 
 from thinkbias.blindspot.concepts import _json_objects
+from thinkbias.blindspot.fairness_tasks import counterfactual_variation
 
 VARIATION_SCHEMA = {"type": "object", "properties": {"positive": {"type": "string"}, "negative": {"type": "string"}},
                     "required": ["positive", "negative"]}
@@ -147,6 +150,8 @@ def rule_variation(text: str, rule: dict, task: str, names: dict, fields: dict |
         pair = insert_sentence(text, pos_s, task), insert_sentence(text, neg_s, task)
     elif kind == "rewrite":
         pair = rewrite(text, rule["table"], to_left=True), rewrite(text, rule["table"], to_left=False)
+    elif kind == "counterfactual":
+        pair = counterfactual_variation(text, rule, task, fields or {})
     else:
         raise ValueError(f"unknown variation rule type '{kind}'")
     if pair is None or pair[0] == pair[1]:
@@ -162,7 +167,8 @@ def rule_variations(concepts: pd.DataFrame, inputs: pd.DataFrame, task: str, nam
     for _, c in concepts[concepts["variation_rule"].astype(bool)].iterrows():
         rule = json.loads(c["variation_rule"])
         for _, x in inputs.iterrows():
-            fields = {k: x[k] for k in field_cols if isinstance(x[k], str)}
+            fields = (x.to_dict() if rule["type"] == "counterfactual"  # the record it re-renders
+                      else {k: x[k] for k in field_cols if isinstance(x[k], str)})
             pair = rule_variation(x["text"], rule, task, names, fields)
             rows.append({"concept_id": c["concept_id"], "input_id": x["input_id"],
                          "positive": pair[0] if pair else "", "negative": pair[1] if pair else "",

@@ -151,6 +151,18 @@ def load_credit(path: str | Path) -> pd.DataFrame:
     return tidy_credit(raw)
 
 
+def load_tabular(dataset: str, paths: list[str | Path]) -> pd.DataFrame:
+    """The tidy table of a tabular dataset from its raw files: ``adult`` (train, test),
+    ``compas`` (the CSV) or ``credit`` (the sheet)."""
+    if dataset == "adult":
+        return load_adult(paths[0], paths[1])
+    if dataset == "compas":
+        return load_compas(paths[0])
+    if dataset == "credit":
+        return load_credit(paths[0])
+    raise ValueError(f"unknown tabular dataset '{dataset}' (known: adult, compas, credit)")
+
+
 def _read_sheet(path: Path) -> pd.DataFrame:
     """First sheet of a BIFF .xls with xlrd, column names from its second row (pandas 3 flags the
     xlrd engine as deprecated; it is the reader the project's environments pin)."""

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import pandas as pd
 
+from thinkbias.data.sampling import sample_rows
 from thinkbias.fairness.templates import (
     PROTECTED,
     QUESTIONS,
@@ -31,6 +32,12 @@ def prepare_records(dataset: str, records: pd.DataFrame) -> pd.DataFrame:
         out["race"] = out["race"].map(compas_race_group)
         out = out.drop(columns=["sex"], errors="ignore")
     return out
+
+
+def sample_records(dataset: str, records: pd.DataFrame, n: int | None, seed: int) -> pd.DataFrame:
+    """The study's seeded sample of ``n`` prepared records (:func:`prepare_records`), in rank order;
+    growing ``n`` keeps every record of the smaller sample (:func:`thinkbias.data.sampling.sample_rows`)."""
+    return sample_rows(prepare_records(dataset, records), n, seed, "record_id", f"fairness-{dataset}")
 
 
 def user_message(dataset: str, profile: str) -> str:
