@@ -1,5 +1,9 @@
 """Study-level products: flagged biases, funnel, costs and examples over every (model, task), the
-funnel figure, and the Markdown report beside the paper's reported findings."""
+funnel figure, and the Markdown report beside the paper's reported findings.
+
+Computes `thinkbias.blindspot.report:render_report`, `thinkbias.blindspot.report:render_examples`,
+`thinkbias.plots.blindspot:funnel_figure` and `thinkbias.blindspot.model_outputs:model_output_counts`.
+"""
 from pathlib import Path
 
 import pandas as pd
