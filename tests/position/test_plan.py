@@ -28,3 +28,17 @@ def test_errors():
         generation_runs({**SECTION, "runs": [{"model": "a", "mode": "cot"}] * 2})
     with pytest.raises(ValueError, match="no generation run"):
         truncation_runs({**SECTION, "truncation": {"runs": [{"model": "z", "mode": "cot", "benchmark": "mmlu"}]}})
+
+
+def test_depth_probe_runs_follow_modes_and_byo():
+    from thinkbias.position.plan import depth_probe_enabled, depth_probe_runs
+
+    on = {**SECTION, "depth_probe": {"enabled": True, "modes": ["reasoning"]}}
+    assert [(r["benchmark"], r["model"], r["mode"]) for r in depth_probe_runs(on)] == [("mmlu", "a", "reasoning"),
+                                                                                        ("arc", "a", "reasoning")]
+    assert depth_probe_enabled(on)
+    off = {**on, "depth_probe": {"enabled": False, "modes": ["reasoning"]}}
+    assert len(depth_probe_runs(off)) == 2 and not depth_probe_enabled(off)  # the named targets still run it
+    cot = {**on, "depth_probe": {"enabled": True, "modes": ["cot"]}}
+    assert depth_probe_runs(cot) == [] and not depth_probe_enabled(cot)
+    assert depth_probe_runs({**on, "byo_generations": "x.csv"}) == []

@@ -178,3 +178,36 @@ def figure4_regimes(summary: pd.DataFrame, path: str | Path) -> None:
     handles = [plt.Line2D([], [], marker="o", ls="", color=c, label=m) for m, c in MODE_COLOURS.items()]
     axes[0][0].legend(handles=handles, fontsize=7, loc="upper left")
     _save(fig, path)
+
+
+def figure5_depth_probe(table5: pd.DataFrame, path: str | Path) -> None:
+    """Figure 5 (beyond the paper): the depth probe's position-preferred mass against depth, one row
+    per probed configuration: (a) all questions, with the mean mass on each absolute position A-D;
+    (b) per length quartile; (c) questions answered mostly correctly vs mostly incorrectly. The
+    dotted line at 0.25 is a position-blind model."""
+    configs = list(table5.groupby(["benchmark", "model", "mode"], sort=False)) if len(table5) else []
+    fig, axes = plt.subplots(max(1, len(configs)), 3, figsize=(11.5, 3.1 * max(1, len(configs))), squeeze=False)
+    if not configs:
+        for ax in axes[0]:
+            _empty(ax, "no depth-probed configuration")
+        _save(fig, path)
+        return
+    for row, ((bench, model, mode), t) in zip(axes, configs):
+        panels = {
+            "(a) all questions": [("all", "preferred_mass", "preferred position", {"color": "k", "lw": 2})]
+            + [("all", f"mass_{c}", f"position {c}", {"lw": 1, "ls": "--"}) for c in "ABCD"],
+            "(b) by length quartile": [(f"quartile {b}", "preferred_mass", f"Q{b}", {}) for b in range(1, 5)],
+            "(c) by correctness": [("correct", "preferred_mass", "correct (acc >= 0.5)", {"color": "tab:green"}),
+                                   ("incorrect", "preferred_mass", "incorrect", {"color": "tab:red"})],
+        }
+        for ax, (title, lines) in zip(row, panels.items()):
+            for i, (group, column, label, style) in enumerate(lines):
+                g = t[t["group"] == group]
+                if g[column].notna().any():
+                    ax.plot(g["depth"], g[column], marker=MARKERS[i % len(MARKERS)], ms=3, label=label, **style)
+            ax.axhline(0.25, color="0.6", ls=":", lw=1)
+            ax.set_xlabel("depth (fraction of the trace)")
+            ax.set_ylabel("probability mass")
+            ax.set_title(f"{bench} / {model} / {mode}\n{title}", fontsize=8)
+            ax.legend(fontsize=6)
+    _save(fig, path)

@@ -72,3 +72,18 @@ def truncation_shard_count(section: dict) -> int:
     """Continuation jobs per truncation configuration."""
     t = section["truncation"]
     return shard_count(int(t["n_questions"]), int(t["questions_per_shard"]))
+
+
+def depth_probe_runs(section: dict) -> list[dict]:
+    """Generation runs whose traces the depth probe reads: a mode in ``depth_probe.modes``, and
+    generations made by the workflow (none for bring-your-own outputs). ``depth_probe.enabled``
+    decides only whether the study's target includes the probe (``depth_probe_enabled``)."""
+    if section.get("byo_generations"):
+        return []
+    modes = set((section.get("depth_probe") or {}).get("modes", []))
+    return [r for r in generation_runs(section) if r["mode"] in modes]
+
+
+def depth_probe_enabled(section: dict) -> bool:
+    """Whether the study's target (and the default target) includes the depth probe's products."""
+    return bool((section.get("depth_probe") or {}).get("enabled", False)) and bool(depth_probe_runs(section))
