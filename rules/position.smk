@@ -9,6 +9,8 @@ from thinkbias.position.plan import (
     shard_slice,
     truncation_runs,
     truncation_shard_count,
+    depth_probe_enabled,
+    depth_probe_runs,
 )
 
 POSITION = config["position"]
@@ -26,6 +28,9 @@ POSITION_FIGURES = {
     "figure3": "figure3_truncation",
     "figure4": "figure4_regimes",
 }
+# beyond the paper (Tables 1-4, Figures 1-4): the depth probe
+POSITION_DEPTH_TABLE = "results/position/tables/table5_depth_probe"
+POSITION_DEPTH_FIGURE = "results/position/figures/figure5_depth_probe.png"
 
 
 def position_table_path(name, ext="csv"):
@@ -122,7 +127,22 @@ def position_job_metrics(wildcards=None):
     for r in truncation_runs(POSITION):
         files += [f"{JOB_METRICS}/position/truncate/{r['benchmark']}/{r['model']}/{r['mode']}/shard-{i}.json"
                   for i in range(n)]
-    return files
+    return files + (position_depth_metrics_files() if depth_probe_enabled(POSITION) else [])
+
+
+def position_depth_shards():
+    """(benchmark, model, mode, shard) of every generation shard of the depth-probed configurations."""
+    return [(r["benchmark"], r["model"], r["mode"], i) for r in depth_probe_runs(POSITION)
+            for i in range(shard_count(n_prompts(POSITION, r["benchmark"], r["model"], r["mode"]), config["shard_size"]))]
+
+
+def position_depth_probe_files(wildcards=None):
+    """Depth-probe table of every generation shard of the probed configurations."""
+    return [f"results/position/{b}/depth_probe/{m}/{mode}/shard-{i}.parquet" for b, m, mode, i in position_depth_shards()]
+
+
+def position_depth_metrics_files():
+    return [f"{JOB_METRICS}/position/depth_probe/{b}/{m}/{mode}/shard-{i}.json" for b, m, mode, i in position_depth_shards()]
 
 
 def position_table_kind(wildcards):
@@ -528,11 +548,101 @@ rule position_fig4:
         position_figure_path("figure4"),
 
 
+# Depth probe (beyond the paper): P(A..D) after a forced answer cue at fractions of each trace,
+# read from the cached generations in a job of its own; Table 5 and Figure 5.
+rule position_depth_probe:
+    input:
+        generations="results/position/{benchmark}/generations/{model}/{mode}/shard-{shard}.parquet",
+        prompts="results/position/{benchmark}/prompts.parquet",
+        weights=position_weights,
+    output:
+        probes="results/position/{benchmark}/depth_probe/{model}/{mode}/shard-{shard}.parquet",
+        metrics=f"{JOB_METRICS}/position/depth_probe/{{benchmark}}/{{model}}/{{mode}}/shard-{{shard}}.json",
+    params:
+        model="{model}",
+        registry=config["registry"],
+        model_identity=model_identity_wildcards,
+        cache_dir=CACHE_DIR,
+        max_tokens=position_max_tokens,
+        start=position_shard_start,
+        stop=position_shard_stop,
+        depths=POSITION["depth_probe"]["depths"],
+    wildcard_constraints:
+        benchmark="mmlu|arc|gpqa",
+        model="[^/]+",
+        mode="cot|reasoning",
+        shard=r"\d+",
+    resources:
+        gpu=gpus_for_wildcards,
+    threads: position_llm_threads
+    log:
+        "logs/position/depth_probe/{benchmark}/{model}/{mode}/shard-{shard}.log",
+    benchmark:
+        "results/benchmarks/position/depth_probe/{benchmark}/{model}/{mode}/shard-{shard}.tsv"
+    conda:
+        llm_env
+    script:
+        "../scripts/position/depth_probe.py"
+
+
+rule position_depth_table:
+    input:
+        probes=position_depth_probe_files,
+        questions="results/position/questions.csv",
+    output:
+        csv=report(
+            f"{POSITION_DEPTH_TABLE}.csv",
+            caption="../report/captions/position/table5.rst",
+            category="position",
+            subcategory="tables",
+        ),
+        markdown=f"{POSITION_DEPTH_TABLE}.md",
+    log:
+        "logs/position/table/table5_depth_probe.log",
+    conda:
+        "../envs/analysis.yaml"
+    script:
+        "../scripts/position/depth_table.py"
+
+
+rule position_figure5:
+    input:
+        table5=f"{POSITION_DEPTH_TABLE}.csv",
+    output:
+        report(
+            POSITION_DEPTH_FIGURE,
+            caption="../report/captions/position/figure5.rst",
+            category="position",
+            subcategory="figures",
+        ),
+    log:
+        "logs/position/figure/figure5.log",
+    conda:
+        "../envs/analysis.yaml"
+    script:
+        "../scripts/position/depth_figure.py"
+
+
+rule position_table5:
+    input:
+        f"{POSITION_DEPTH_TABLE}.csv",
+        f"{POSITION_DEPTH_TABLE}.md",
+
+
+def position_depth_targets():
+    """The depth probe's table and figure when the study's target includes them (depth_probe.enabled
+    and a probed mode); the named targets position_table5 and position_figure5 build them regardless."""
+    if not depth_probe_enabled(POSITION):
+        return []
+    return [f"{POSITION_DEPTH_TABLE}.csv", f"{POSITION_DEPTH_TABLE}.md", POSITION_DEPTH_FIGURE]
+
+
 def position_targets():
     """Final products of the position study for the active config."""
     tables = [position_table_path(k, ext) for k in POSITION_TABLES for ext in ("csv", "md")]
     figures = [position_figure_path(k) for k in POSITION_FIGURES]
-    return tables + figures + ["results/position/tables/truncation.md", "results/position/report.md"]
+    return (tables + figures + ["results/position/tables/truncation.md", "results/position/report.md"]
+            + position_depth_targets())
 
 
 rule position:
