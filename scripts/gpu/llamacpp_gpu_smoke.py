@@ -1,10 +1,16 @@
 """GPU check of the llama.cpp backend: the same model on CPU and fully offloaded (n_gpu_layers=-1),
-end to end (generate, score, probe, fused generate-and-probe, cache), with both throughputs.
+end to end (generate, score, probe, fused generate-and-probe, cache), with both throughputs, and
+the batched / sequential throughput ratio at 16 sequences with full offload (extra.n_parallel,
+goal >= 5x: a GPU decode step of a 7-8B model costs about the same for 1 and for 16 sequences).
 
     python scripts/gpu/llamacpp_gpu_smoke.py [--model smollm2-135m] [--registry config/models.yaml]
+    python scripts/gpu/llamacpp_gpu_smoke.py --model r1-distill-qwen-7b-q4km --skip-cpu
+    python scripts/gpu/llamacpp_gpu_smoke.py --device cpu --min-batch-ratio 0   # the same checks, CPU only
 
 Needs llama-cpp-python built with CUDA (CMAKE_ARGS="-DGGML_CUDA=on"); exits non-zero when a check
-fails or when the GPU run is not faster than the CPU run (a sign the build has no GPU support).
+fails, when the GPU run is not faster than the CPU run (a sign the build has no GPU support), or
+when the batched ratio is below ``--min-batch-ratio``. ``--device cpu`` runs everything on the CPU
+(no GPU comparison): what the tests run on the embedded model.
 
 Computes `thinkbias.llm.smoke:run_smoke`.
 """
@@ -21,7 +27,9 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from thinkbias.llm import load_model_spec, open_engine  # noqa: E402
+from thinkbias.llm.llamacpp import effective_threads  # noqa: E402
 from thinkbias.llm.smoke import run_smoke  # noqa: E402
+from thinkbias.llm.throughput import batching_ratios, ratio_table  # noqa: E402
 
 
 def main() -> None:
@@ -31,20 +39,40 @@ def main() -> None:
     ap.add_argument("--weights", default="")
     ap.add_argument("--max-tokens", type=int, default=256)
     ap.add_argument("--skip-cpu", action="store_true", help="do not run the CPU comparison (large models)")
+    ap.add_argument("--device", choices=["gpu", "cpu"], default="gpu", help="cpu: every check on the CPU only")
+    ap.add_argument("--batch-sequences", type=int, default=16, help="sequences of the batching ratio (0: skip it)")
+    ap.add_argument("--batch-tokens", type=int, default=64, help="greedy tokens per request of the batching ratio")
+    ap.add_argument("--batch-reps", type=int, default=3)
+    ap.add_argument("--min-batch-ratio", type=float, default=5.0)
     args = ap.parse_args()
     spec = load_model_spec(args.registry, args.model, weights=args.weights)
     if spec.backend != "llamacpp":
         sys.exit(f"model '{args.model}' has backend {spec.backend}, not llamacpp")
     results = {}
-    runs = [("gpu", -1)] + ([] if args.skip_cpu else [("cpu", 0)])
+    if args.device == "cpu":
+        runs = [("cpu", 0)]
+    else:
+        runs = [("gpu", -1)] + ([] if args.skip_cpu else [("cpu", 0)])
     for name, layers in runs:
         s = replace(spec, extra={**spec.extra, "n_gpu_layers": layers})
         with tempfile.TemporaryDirectory() as cache, open_engine(s, cache) as engine:
             results[name] = run_smoke(engine, max_tokens=args.max_tokens)
+    main_run = runs[0][0]
+    if args.batch_sequences > 0:
+        s = replace(spec, extra={**spec.extra, "n_gpu_layers": runs[0][1]})
+        [row] = batching_ratios(s, [args.batch_sequences], effective_threads(None, s.extra), args.batch_tokens,
+                                args.batch_reps, n_ctx=min(spec.n_ctx, 1024))
+        print(ratio_table([row]))
+        results[main_run]["batched_over_sequential"] = row.ratio
     print(json.dumps(results, indent=2))
-    if "cpu" in results and results["gpu"]["tokens_per_s"] <= results["cpu"]["tokens_per_s"]:
+    if "gpu" in results and "cpu" in results and results["gpu"]["tokens_per_s"] <= results["cpu"]["tokens_per_s"]:
         sys.exit("GPU run is not faster than CPU: is llama-cpp-python built with CUDA?")
-    print(f"OK: llama.cpp GPU offload works on {spec.id} ({results['gpu']['tokens_per_s']:.0f} tokens/s)")
+    ratio = results[main_run].get("batched_over_sequential")
+    if ratio is not None and ratio < args.min_batch_ratio:
+        sys.exit(f"batched / sequential throughput at {args.batch_sequences} sequences is {ratio:.2f}, "
+                 f"below {args.min_batch_ratio}")
+    print(f"OK: llama.cpp on {main_run} works on {spec.id} ({results[main_run]['tokens_per_s']:.0f} tokens/s"
+          + (f", batched x{ratio:.2f} at {args.batch_sequences} sequences)" if ratio is not None else ")"))
 
 
 if __name__ == "__main__":
