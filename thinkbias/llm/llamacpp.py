@@ -26,6 +26,10 @@ prefill. A separate probe job (``probe``) is for traces from elsewhere and costs
 Generation always starts from an empty KV cache (no prefix reuse across requests), so a result
 never depends on which request ran before it: greedy output is identical across runs and orders,
 and sampled output depends only on the request's own seed (a fresh sampler per request).
+
+With ``extra.n_parallel`` > 1, ``generate`` and ``generate_and_probe_many`` decode that many
+requests together in a second context (``thinkbias.llm.llamacpp_batch``); ``score`` and ``probe``
+stay on this one. The default, 1, is the sequential path above.
 """
 
 from __future__ import annotations

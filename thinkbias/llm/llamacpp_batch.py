@@ -41,7 +41,7 @@ Finished = Callable[[int, Generation, "list[CandidateScores] | None"], None]
 
 
 @dataclass
-class Sequence_:
+class InFlight:
     """One request in flight: its slot (seq_id), sampler, text so far and the tokens its KV cells hold."""
 
     seq_id: int
@@ -96,7 +96,7 @@ class BatchedDecoder:
             b.logits[i] = logits
         self.ctx.decode(self.batch)
 
-    def _extend(self, seq: Sequence_, tokens: Sequence[int]) -> None:
+    def _extend(self, seq: InFlight, tokens: Sequence[int]) -> None:
         """Evaluate ``tokens`` after the sequence's cells, in chunks of ``n_batch`` (logits of the last)."""
         for start in range(0, len(tokens), self.n_batch):
             chunk = tokens[start:start + self.n_batch]
@@ -107,7 +107,7 @@ class BatchedDecoder:
     def _clear(self, seq_id: int) -> None:
         self._seq_rm(self.memory, seq_id, -1, -1)
 
-    def logits_after(self, seq: Sequence_, tokens: list[int]) -> np.ndarray:
+    def logits_after(self, seq: InFlight, tokens: list[int]) -> np.ndarray:
         """Next-token logits once the sequence's cells hold exactly ``tokens``: the longest common
         prefix is kept (the last token re-evaluated when all are there), the rest truncated and
         evaluated, as ``LlamaCppEngine.eval_prefix(reuse_decoded=True)`` does on the engine's cache."""
@@ -125,7 +125,7 @@ class BatchedDecoder:
         return np.ctypeslib.as_array(ptr, shape=(self.n_vocab,)).copy()
 
     # -- one sequence's decoding rules (those of LlamaCppEngine.generate_tokens) --------------
-    def _advance(self, seq: Sequence_, idx: int) -> bool:
+    def _advance(self, seq: InFlight, idx: int) -> bool:
         """Sample the sequence's next token from output ``idx`` of the last decode; True when it
         finished (EOG, a stop string, its budget or n_ctx), else its token waits in ``pending``."""
         budget = seq.request.sampling.max_tokens
@@ -145,19 +145,19 @@ class BatchedDecoder:
         seq.pending = tok
         return False
 
-    def _start(self, j: int, request: Request, rendered: str, seq_id: int) -> Sequence_:
+    def _start(self, j: int, request: Request, rendered: str, seq_id: int) -> InFlight:
         from thinkbias.llm.llamacpp import TokenStream
 
         eng = self.engine
         prompt = eng.tokenize_prompt(rendered)
         eng._check_len(len(prompt))
-        seq = Sequence_(seq_id, j, request, rendered, prompt, eng._sampler(request.sampling),
+        seq = InFlight(seq_id, j, request, rendered, prompt, eng._sampler(request.sampling),
                         TokenStream(request.sampling.stop))
         self._extend(seq, prompt)
         eng._count(prompt_tokens=len(prompt))
         return seq
 
-    def _finish(self, seq: Sequence_, probe: Probe | None, finished: Finished) -> None:
+    def _finish(self, seq: InFlight, probe: Probe | None, finished: Finished) -> None:
         eng, stream = self.engine, seq.stream
         eng._count(generated_tokens=len(stream.tokens), requests=1)
         text = stream.final_text()
@@ -177,7 +177,7 @@ class BatchedDecoder:
         ``probe`` = (cut fractions, cue, candidates), or None)."""
         queue = deque(range(len(items)))
         free = deque(range(self.n_parallel))
-        running: dict[int, Sequence_] = {}
+        running: dict[int, InFlight] = {}
         try:
             while queue or running:
                 while queue and free:
