@@ -503,7 +503,7 @@ rule position_report:
         "../scripts/position/report.py"
 
 
-# Named targets: one per table and figure, and the whole study.
+# Named targets: one per table, and the whole study (the figure rules position_figure1..4 are their own targets).
 rule position_table1:
     input:
         position_table_path("table1"),
@@ -526,26 +526,6 @@ rule position_table4:
     input:
         position_table_path("table4"),
         position_table_path("table4", "md"),
-
-
-rule position_fig1:
-    input:
-        position_figure_path("figure1"),
-
-
-rule position_fig2:
-    input:
-        position_figure_path("figure2"),
-
-
-rule position_fig3:
-    input:
-        position_figure_path("figure3"),
-
-
-rule position_fig4:
-    input:
-        position_figure_path("figure4"),
 
 
 # Depth probe (beyond the paper): P(A..D) after a forced answer cue at fractions of each trace,
