@@ -4,7 +4,7 @@ own construction and the audit's tables."""
 import pandas as pd
 import pytest
 
-from tests.helpers import REPO, run_snakemake, tiny_config
+from tests.helpers import run_snakemake, tiny_config
 from thinkbias.blindspot.fairness_tasks import fairness_inputs
 from thinkbias.data.loaders import load_tabular
 from thinkbias.fairness.prompts import build_prompts, sample_records
@@ -39,7 +39,7 @@ def test_fairness_task_end_to_end(workflow_dir, embedded_model, raw_file):
     responses = pd.concat([pd.read_parquet(p) for p in sorted(audit.glob("stage-*/responses.parquet"))])
     assert set(responses["decision"].dropna()) <= {0, 1} and responses["decision"].notna().all()
     # the rediscovery row says what the audit's own tables say
-    table = pd.read_csv(res / "tables/fairness_rediscovery.csv").fillna({"other_flagged": ""})
+    table = pd.read_csv(res / "tables/fairness_rediscovery.csv", dtype={"other_flagged": str}).fillna({"other_flagged": ""})
     assert len(table) == 1
     row = table.iloc[0]
     assert (row["model"], row["task"], row["protected_attribute"]) == ("smollm2-135m", "fairness_compas", "race")
@@ -59,4 +59,3 @@ def test_fairness_task_end_to_end(workflow_dir, embedded_model, raw_file):
     assert "## Fairness tasks: is the protected attribute rediscovered?" in report
     assert "smollm2-135m / fairness_compas: race" in report
     assert (res / "tables/fairness_rediscovery.md").read_text().startswith("| model | task |")
-    assert REPO.exists()
