@@ -128,7 +128,10 @@ def _fused_checks(engine, prompts):
     nt = m[m.arm == "nothink"]
     assert (nt["p_yes"] == nt["p_yes_later"]).all()
     t = m[m.arm == "think"]
-    assert (t[depth_column(4, 0)] == t[depth_column(4, 0) + "_later"]).all()
+    # the empty-trace probe appends the cue to the prompt's cells, decoded in the prompt's batch; the
+    # later job decodes prompt + cue in one batch. Equal on some CPUs' kernels, 2e-3 apart on others
+    # (llama.cpp's matrix kernels differ by batch shape): close, as the full-depth probe below.
+    assert t[depth_column(4, 0)].to_numpy() == pytest.approx(t[depth_column(4, 0) + "_later"].to_numpy(), abs=0.01)
     assert (t[depth_column(2, 1)] == t[depth_column(4, 2)]).all()
     for i, row in think.iterrows():
         req = force_close_request(engine.spec, prompts.user.iloc[i], row.thinking, 4)
