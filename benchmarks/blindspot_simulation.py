@@ -79,7 +79,10 @@ def main(argv: list[str] | None = None) -> dict:
     ap.add_argument("--n-simulations", type=int, default=50_000, help="Monte Carlo draws of the conditional power")
     ap.add_argument("--procedures", nargs="+", default=list(PROCEDURES), choices=list(PROCEDURES))
     ap.add_argument("--out", default="results/blindspot/simulation")
+    ap.add_argument("--tiny", action="store_true", help="2 replicates of a small audit, one process (benchmarks/README.md)")
     args = ap.parse_args(argv)
+    if args.tiny:
+        args.replicates, args.jobs, args.n_inputs, args.n_null, args.n_simulations = 2, 1, 400, 3, 2_000
     design = SimulationDesign(n_inputs=args.n_inputs, n_clusters=args.n_clusters, k0=args.k0, n_null=args.n_null,
                               effects=tuple(args.effects), discordance=args.discordance)
     params = StageParams(n_simulations=args.n_simulations)
