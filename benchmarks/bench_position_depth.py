@@ -46,6 +46,7 @@ def main() -> None:
     args = ap.parse_args()
 
     from thinkbias.config import validate_config
+    from thinkbias.data.fetch import fetch_manifest_file
     from thinkbias.data.loaders import load_mcq
     from thinkbias.data.sampling import sample_rows
     from thinkbias.llm import load_model_spec, open_engine
@@ -60,11 +61,15 @@ def main() -> None:
     n_questions = 1 if args.tiny else args.questions
     max_tokens = 4 if args.tiny else (args.max_tokens or int(pos["max_tokens"][args.mode]))
     depths = pos["depth_probe"]["depths"]
-    mcq = load_mcq("mmlu", str(REPO / pos["benchmarks"]["mmlu"]["path"]), seed=config["seed"])
+    def fetched(path: str) -> str:  # through the manifest, checked against its sha256, as the workflow's files
+        relpath = str(Path(path).relative_to("resources"))
+        return str(fetch_manifest_file(REPO / config["manifest"], relpath, root=REPO / "resources"))
+
+    mcq = load_mcq("mmlu", fetched(pos["benchmarks"]["mmlu"]["path"]), seed=config["seed"])
     items = sample_rows(four_option_items(mcq), n_questions, config["seed"], "item_id", salt="position")
     prompts = permutations_table(items, "cyclic")
     spec = load_model_spec(str(REPO / config["registry"]), "smollm2-135m",
-                           weights=str(REPO / "resources/models/smollm2-135m/SmolLM2-135M-Instruct.Q4_1.gguf"))
+                           weights=fetched("resources/models/smollm2-135m/SmolLM2-135M-Instruct.Q4_1.gguf"))
     mode = args.mode
     think = arm_prefill(spec, "think") if mode == "reasoning" else ""
     reqs = build_requests(prompts, mode, think, arm_prefill(spec, "nothink"), thinking_instruction(spec), max_tokens)
