@@ -498,7 +498,10 @@ def test_hub_download_cut_short_is_rejected(body_server, tmp_path):
     result = run_hub_fetch(url.split("/datasets/")[0], tmp_path / "hf", tmp_path / "a" / "table.csv")
     assert result.returncode == 1
     last = result.stderr.strip().splitlines()[-1]
-    assert "hf dataset demo/table@" in last and f"received 5000 bytes, expected {len(body)}" in last
+    # huggingface_hub 1.x and later (httpx) and 0.x (requests, kept by the AWQ test's transformers pin)
+    # word it differently; both give the counts
+    counts = (f"received 5000 bytes, expected {len(body)}", f"IncompleteRead(5000 bytes read, {len(body) - 5000} more expected)")
+    assert "hf dataset demo/table@" in last and any(c in last for c in counts), last
     assert nothing_recorded(tmp_path / "a" / "table.csv")
 
 
