@@ -15,24 +15,26 @@ WORKFLOW_CONFIGS = [p for p in CONFIGS if p.name != "models.yaml"]
 
 
 def walk_schema(node: dict, path: str = ""):
-    """Yield (path, subschema) for every property in the inlined schema."""
+    """Yield (path, subschema, required) for every property in the inlined schema; ``required``: its
+    object lists it in ``required`` (then the object's own default supplies it)."""
     for key, sub in node.get("properties", {}).items():
         here = f"{path}.{key}" if path else key
-        yield here, sub
+        yield here, sub, key in node.get("required", [])
         if sub.get("type") == "object" or "properties" in sub:
             yield from walk_schema(sub, here)
 
 
 def test_every_schema_key_has_type_description_default():
     schema = load_schema(REPO / "config/schema/config.schema.yaml")
-    missing = [p for p, sub in walk_schema(schema)
-               if not {"description", "default"} <= set(sub) or not ({"type", "enum", "oneOf", "anyOf"} & set(sub))]
+    missing = [p for p, sub, required in walk_schema(schema)
+               if "description" not in sub or ("default" not in sub and not required)
+               or not ({"type", "enum", "oneOf", "anyOf"} & set(sub))]
     assert not missing, f"schema keys without type/description/default: {missing}"
 
 
 def test_objects_forbid_unknown_keys():
     schema = load_schema(REPO / "config/schema/config.schema.yaml")
-    loose = [p for p, sub in walk_schema(schema)
+    loose = [p for p, sub, _ in walk_schema(schema)
              if sub.get("type") == "object" and "properties" in sub and sub.get("additionalProperties", True) is not False]
     assert not loose, f"objects that accept unknown keys: {loose}"
 
