@@ -23,7 +23,7 @@ VENV = ROOT / ".venv"
 PY = VENV / "bin" / "python"
 WHEELS = Path(os.environ.get("THINKBIAS_WHEEL_CACHE", Path.home() / ".cache" / "thinkbias" / "wheels"))
 LLAMA = "llama-cpp-python==0.3.36"
-EXTRAS = "llamacpp,server,api,hub,slurm,test"
+EXTRAS = "llamacpp,server,api,hub,slurm,test,lint"
 # The tests also run AutoAWQ for real on the CPU (tests/models/test_awq_cpu.py): a CPU build of torch
 # (from PyTorch's CPU index, or a local wheel pip already knows), AutoAWQ's pinned stack, then AutoAWQ
 # itself without its declared dependencies (it pins an old CUDA torch; it runs with this one).
