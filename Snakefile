@@ -1,6 +1,7 @@
 # thinkbias: three studies of bias in reasoning LLMs, from raw public data to every table and figure.
 from snakemake.utils import min_version
 
+from thinkbias.audit.config import audited_config
 from thinkbias.config import validate_config
 from thinkbias.config_refs import check_references
 
@@ -13,6 +14,8 @@ configfile: "config/config.yaml"
 # One line per invalid key (path, value, what is expected); text values from --config are read by
 # the schema's types, and every model id a study runs must be in the registry.
 config.update(validate_config(config, "config/schema/config.schema.yaml"))
+# an `audit` section sets the studies' keys for its one model (docs/audit.md) before any rule reads them
+config.update(audited_config(config))
 check_references(config)
 
 
@@ -26,6 +29,7 @@ include: "rules/fairness.smk"
 include: "rules/position.smk"
 include: "rules/blindspot.smk"
 include: "rules/report.smk"
+include: "rules/audit.smk"
 
 
 rule all:

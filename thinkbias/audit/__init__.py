@@ -1,0 +1,1 @@
+"""The audit: one registry model on all three studies, and the report that reads their tables."""
