@@ -19,23 +19,12 @@ wildcard_constraints:
     stage=r"\d+",
 
 
-def bs_files(model_id):
-    """Weights of a model used by a blindspot step ('tfidf', API models and no model have none)."""
-    return [] if model_id in ("tfidf", "") else model_files(model_id)
-
-
-def bs_role_model(role):
-    """Registry id of the model a task-level or judge step runs, "" when the step runs none."""
-    return blindspot_step_models(BS)[role]
-
-
-def bs_env(model_id):
-    """Conda env of a blindspot step run by ``model_id``."""
-    return "../envs/analysis.yaml" if model_id == "tfidf" else f"../envs/{registry_entry(model_id)['backend']}.yaml"
-
-
-def bs_gpus(model_id):
-    return 0 if model_id == "tfidf" else gpus_for(model_id)
+# One model role per LLM step (rules/common.smk:model_role): the step's effective model decides its
+# weights, env and GPUs together ("" when the step runs none: switched off, tf-idf, keyword judge, or
+# dedup/variations without generated concepts; thinkbias.config_refs:blindspot_step_models).
+BS_ROLES = {step: model_role(model, BS[step]) for step, model in blindspot_step_models(BS).items()}
+BS_EMBED_ROLE = model_role("" if BS["embedder"] == "tfidf" else BS["embedder"])
+BS_TARGET_ROLE = model_role(None, BS["target"])
 
 
 def bs_n_inputs(wildcards):
@@ -65,71 +54,6 @@ def bs_fairness_tasks():
 def bs_rediscovery_files(exts=("csv",)):
     """The fairness rediscovery table (one file per extension), when a fairness task is configured."""
     return [f"{BS_DIR}/tables/fairness_rediscovery.{ext}" for ext in exts] if bs_fairness_tasks() else []
-
-
-def bs_rewrite_weights(wildcards):
-    return bs_files(bs_role_model("rewrite"))
-
-
-def bs_hypothesis_weights(wildcards):
-    return bs_files(bs_role_model("hypothesis"))
-
-
-def bs_dedup_weights(wildcards):
-    return bs_files(bs_role_model("dedup"))
-
-
-def bs_variation_weights(wildcards):
-    return bs_files(bs_role_model("variations"))
-
-
-def bs_quality_weights(wildcards):
-    return bs_files(bs_role_model("quality"))
-
-
-def bs_judge_weights(wildcards):
-    return bs_files(bs_role_model("verbalization"))
-
-
-def bs_target_weights(wildcards):
-    return model_files(wildcards.model)
-
-
-def _bs_role_env(role, enabled):
-    return bs_env(BS[role]["model"]) if enabled else "../envs/analysis.yaml"
-
-
-def bs_rewrite_env(wildcards):
-    """Conda env of the rewrite step (analysis env when it only copies)."""
-    return _bs_role_env("rewrite", BS["rewrite"]["enabled"])
-
-
-def bs_embed_env(wildcards):
-    return bs_env(BS["embedder"])
-
-
-def bs_hypothesis_env(wildcards):
-    return _bs_role_env("hypothesis", BS["hypothesis"]["enabled"])
-
-
-def bs_dedup_env(wildcards):
-    return _bs_role_env("dedup", BS["hypothesis"]["enabled"])
-
-
-def bs_variation_env(wildcards):
-    return _bs_role_env("variations", BS["hypothesis"]["enabled"])
-
-
-def bs_quality_env(wildcards):
-    return _bs_role_env("quality", BS["quality"]["enabled"])
-
-
-def bs_judge_env(wildcards):
-    return bs_env(BS["verbalization"]["model"]) if BS["verbalization"]["judge"] == "autorater" else "../envs/analysis.yaml"
-
-
-def bs_judge_gpus(wildcards):
-    return bs_gpus(BS["verbalization"]["model"]) if BS["verbalization"]["judge"] == "autorater" else 0
 
 
 def bs_task_prompt(wildcards):
@@ -256,29 +180,23 @@ rule blindspot_rewrite:
     input:
         inputs=f"{BS_DIR}/{{task}}/inputs_rendered.parquet",
         prompt=f"{BS_PROMPTS}/rewrite.txt",
-        weights=bs_rewrite_weights,
+        weights=BS_ROLES["rewrite"].weights,
     output:
         f"{BS_DIR}/{{task}}/inputs.parquet",
         metrics=f"{JOB_METRICS}/blindspot/rewrite/{{task}}.json",
     params:
         task="{task}",
         enabled=BS["rewrite"]["enabled"],
-        model=BS["rewrite"]["model"],
-        model_identity=model_identity(bs_role_model("rewrite")),
-        temperature=BS["rewrite"]["temperature"],
-        max_tokens=BS["rewrite"]["max_tokens"],
-        seed=config["seed"],
-        registry=config["registry"],
-        cache_dir=CACHE_DIR,
+        **BS_ROLES["rewrite"].params,
     resources:
-        gpu=bs_gpus(BS["rewrite"]["model"]) if BS["rewrite"]["enabled"] else 0,
-    threads: 2
+        gpu=BS_ROLES["rewrite"].gpus,
+    threads: BS_ROLES["rewrite"].threads
     log:
         "logs/blindspot/rewrite/{task}.log",
     benchmark:
         "results/benchmarks/blindspot/rewrite/{task}.tsv"
     conda:
-        bs_rewrite_env
+        BS_ROLES["rewrite"].env
     script:
         "../scripts/blindspot/rewrite.py"
 
@@ -286,25 +204,22 @@ rule blindspot_rewrite:
 rule blindspot_embed:
     input:
         inputs=f"{BS_DIR}/{{task}}/inputs.parquet",
-        weights=bs_files(BS["embedder"]),
+        weights=BS_EMBED_ROLE.weights,
     output:
         f"{BS_DIR}/{{task}}/embeddings.npy",
         metrics=f"{JOB_METRICS}/blindspot/embed/{{task}}.json",
     params:
         embedder=BS["embedder"],
-        model_identity=model_identity("" if BS["embedder"] == "tfidf" else BS["embedder"]),
-        seed=config["seed"],
-        registry=config["registry"],
-        cache_dir=CACHE_DIR,
+        **BS_EMBED_ROLE.params,
     resources:
-        gpu=bs_gpus(BS["embedder"]),
-    threads: 2
+        gpu=BS_EMBED_ROLE.gpus,
+    threads: BS_EMBED_ROLE.threads
     log:
         "logs/blindspot/embed/{task}.log",
     benchmark:
         "results/benchmarks/blindspot/embed/{task}.tsv"
     conda:
-        bs_embed_env
+        BS_EMBED_ROLE.env
     script:
         "../scripts/blindspot/embed.py"
 
@@ -333,7 +248,7 @@ rule blindspot_hypothesize:
         prompt=f"{BS_PROMPTS}/hypothesis.txt",
         task_prompt=bs_task_prompt,
         job=f"{BS_PROMPTS}/job_description.txt",
-        weights=bs_hypothesis_weights,
+        weights=BS_ROLES["hypothesis"].weights,
     output:
         concepts=f"{BS_DIR}/{{task}}/concepts_generated.parquet",
         replies=f"{BS_DIR}/{{task}}/hypothesis_replies.csv",
@@ -341,28 +256,21 @@ rule blindspot_hypothesize:
     params:
         task="{task}",
         enabled=BS["hypothesis"]["enabled"],
-        model=BS["hypothesis"]["model"],
-        model_identity=model_identity(bs_role_model("hypothesis")),
         per_cluster=BS["hypothesis"]["per_cluster"],
         batch_size=BS["hypothesis"]["batch_size"],
         max_prompts=BS["hypothesis"]["max_prompts"],
         min_concepts=BS["hypothesis"]["min_concepts"],
         max_concepts=BS["hypothesis"]["max_concepts"],
-        temperature=BS["hypothesis"]["temperature"],
-        max_tokens=BS["hypothesis"]["max_tokens"],
-        constrained=BS["hypothesis"]["constrained"],
-        seed=config["seed"],
-        registry=config["registry"],
-        cache_dir=CACHE_DIR,
+        **BS_ROLES["hypothesis"].params,
     resources:
-        gpu=bs_gpus(BS["hypothesis"]["model"]) if BS["hypothesis"]["enabled"] else 0,
-    threads: 2
+        gpu=BS_ROLES["hypothesis"].gpus,
+    threads: BS_ROLES["hypothesis"].threads
     log:
         "logs/blindspot/hypothesize/{task}.log",
     benchmark:
         "results/benchmarks/blindspot/hypothesize/{task}.tsv"
     conda:
-        bs_hypothesis_env
+        BS_ROLES["hypothesis"].env
     script:
         "../scripts/blindspot/hypothesize.py"
 
@@ -372,7 +280,7 @@ rule blindspot_dedup:
         generated=f"{BS_DIR}/{{task}}/concepts_generated.parquet",
         curated=BS["curated"]["file"],
         prompt=f"{BS_PROMPTS}/dedup.txt",
-        weights=bs_dedup_weights,
+        weights=BS_ROLES["dedup"].weights,
     output:
         merged=f"{BS_DIR}/{{task}}/concepts_merged.parquet",
         judgements=f"{BS_DIR}/{{task}}/dedup_judgements.csv",
@@ -381,23 +289,16 @@ rule blindspot_dedup:
         task="{task}",
         curated_ids=BS["curated"]["ids"],
         enabled=BS["dedup"]["enabled"],
-        model=BS["dedup"]["model"],
-        model_identity=model_identity(bs_role_model("dedup")),
-        temperature=BS["dedup"]["temperature"],
-        max_tokens=BS["dedup"]["max_tokens"],
-        constrained=BS["dedup"]["constrained"],
-        seed=config["seed"],
-        registry=config["registry"],
-        cache_dir=CACHE_DIR,
+        **BS_ROLES["dedup"].params,
     resources:
-        gpu=bs_gpus(BS["dedup"]["model"]) if BS["hypothesis"]["enabled"] else 0,
-    threads: 2
+        gpu=BS_ROLES["dedup"].gpus,
+    threads: BS_ROLES["dedup"].threads
     log:
         "logs/blindspot/dedup/{task}.log",
     benchmark:
         "results/benchmarks/blindspot/dedup/{task}.tsv"
     conda:
-        bs_dedup_env
+        BS_ROLES["dedup"].env
     script:
         "../scripts/blindspot/dedup.py"
 
@@ -408,29 +309,22 @@ rule blindspot_variations:
         inputs=f"{BS_DIR}/{{task}}/inputs.parquet",
         names="resources/blindspot/names.yaml",
         prompt=f"{BS_PROMPTS}/variation.txt",
-        weights=bs_variation_weights,
+        weights=BS_ROLES["variations"].weights,
     output:
         f"{BS_DIR}/{{task}}/variations.parquet",
         metrics=f"{JOB_METRICS}/blindspot/variations/{{task}}.json",
     params:
         task="{task}",
-        model=BS["variations"]["model"],
-        model_identity=model_identity(bs_role_model("variations")),
-        temperature=BS["variations"]["temperature"],
-        max_tokens=BS["variations"]["max_tokens"],
-        constrained=BS["variations"]["constrained"],
-        seed=config["seed"],
-        registry=config["registry"],
-        cache_dir=CACHE_DIR,
+        **BS_ROLES["variations"].params,
     resources:
-        gpu=bs_gpus(BS["variations"]["model"]) if BS["hypothesis"]["enabled"] else 0,
-    threads: 2
+        gpu=BS_ROLES["variations"].gpus,
+    threads: BS_ROLES["variations"].threads
     log:
         "logs/blindspot/variations/{task}.log",
     benchmark:
         "results/benchmarks/blindspot/variations/{task}.tsv"
     conda:
-        bs_variation_env
+        BS_ROLES["variations"].env
     script:
         "../scripts/blindspot/variations.py"
 
@@ -440,33 +334,26 @@ rule blindspot_quality:
         concepts=f"{BS_DIR}/{{task}}/concepts_merged.parquet",
         variations=f"{BS_DIR}/{{task}}/variations.parquet",
         prompt=f"{BS_PROMPTS}/quality.txt",
-        weights=bs_quality_weights,
+        weights=BS_ROLES["quality"].weights,
     output:
         f"{BS_DIR}/{{task}}/concepts.parquet",
         metrics=f"{JOB_METRICS}/blindspot/quality/{{task}}.json",
     params:
         task="{task}",
         enabled=BS["quality"]["enabled"],
-        model=BS["quality"]["model"],
-        model_identity=model_identity(bs_role_model("quality")),
         max_pairs=BS["quality"]["max_pairs"],
         min_rating=BS["quality"]["min_rating"],
         keep_share=BS["quality"]["keep_share"],
-        temperature=BS["quality"]["temperature"],
-        max_tokens=BS["quality"]["max_tokens"],
-        constrained=BS["quality"]["constrained"],
-        seed=config["seed"],
-        registry=config["registry"],
-        cache_dir=CACHE_DIR,
+        **BS_ROLES["quality"].params,
     resources:
-        gpu=bs_gpus(BS["quality"]["model"]) if BS["quality"]["enabled"] else 0,
-    threads: 2
+        gpu=BS_ROLES["quality"].gpus,
+    threads: BS_ROLES["quality"].threads
     log:
         "logs/blindspot/quality/{task}.log",
     benchmark:
         "results/benchmarks/blindspot/quality/{task}.tsv"
     conda:
-        bs_quality_env
+        BS_ROLES["quality"].env
     script:
         "../scripts/blindspot/quality.py"
 
@@ -480,32 +367,25 @@ rule blindspot_baseline:
         clusters=f"{BS_DIR}/{{task}}/clusters.parquet",
         prompt=bs_task_prompt,
         job=f"{BS_PROMPTS}/job_description.txt",
-        weights=bs_target_weights,
+        weights=BS_TARGET_ROLE.weights,
     output:
         f"{BS_DIR}/{{model}}/{{task}}/baseline.parquet",
         metrics=f"{JOB_METRICS}/blindspot/baseline/{{model}}/{{task}}.json",
     params:
         task="{task}",
-        model="{model}",
-        model_identity=model_identity_wildcards,
         k0=BS["stages"]["k0"],
         max_stages=BS["stages"]["max_stages"],
-        temperature=BS["target"]["temperature"],
-        top_p=BS["target"]["top_p"],
-        max_tokens=BS["target"]["max_tokens"],
         force_decision=BS["target"]["force_decision"],
-        seed=config["seed"],
-        registry=config["registry"],
-        cache_dir=CACHE_DIR,
+        **BS_TARGET_ROLE.params,
     resources:
-        gpu=gpus_for_wildcards,
-    threads: 2
+        gpu=BS_TARGET_ROLE.gpus,
+    threads: BS_TARGET_ROLE.threads
     log:
         "logs/blindspot/baseline/{model}/{task}.log",
     benchmark:
         "results/benchmarks/blindspot/baseline/{model}/{task}.tsv"
     conda:
-        llm_env
+        BS_TARGET_ROLE.env
     script:
         "../scripts/blindspot/baseline.py"
 
@@ -518,7 +398,7 @@ rule blindspot_baseline_judge:
         task_prompt=bs_task_prompt,
         job=f"{BS_PROMPTS}/job_description.txt",
         prompt=f"{BS_PROMPTS}/verbalization.txt",
-        weights=bs_judge_weights,
+        weights=BS_ROLES["verbalization"].weights,
     output:
         verdicts=f"{BS_DIR}/{{model}}/{{task}}/baseline_verdicts.parquet",
         table=f"{BS_DIR}/{{model}}/{{task}}/baseline_filter.csv",
@@ -528,23 +408,16 @@ rule blindspot_baseline_judge:
         task="{task}",
         threshold=BS["stages"]["baseline_verbalization_threshold"],
         method=BS["verbalization"]["judge"],
-        model=BS["verbalization"]["model"],
-        model_identity=model_identity(bs_role_model("verbalization")),
-        temperature=BS["verbalization"]["temperature"],
-        max_tokens=BS["verbalization"]["max_tokens"],
-        constrained=BS["verbalization"]["constrained"],
-        seed=config["seed"],
-        registry=config["registry"],
-        cache_dir=CACHE_DIR,
+        **BS_ROLES["verbalization"].params,
     resources:
-        gpu=bs_judge_gpus,
-    threads: 2
+        gpu=BS_ROLES["verbalization"].gpus,
+    threads: BS_ROLES["verbalization"].threads
     log:
         "logs/blindspot/baseline_judge/{model}/{task}.log",
     benchmark:
         "results/benchmarks/blindspot/baseline_judge/{model}/{task}.tsv"
     conda:
-        bs_judge_env
+        BS_ROLES["verbalization"].env
     script:
         "../scripts/blindspot/baseline_judge.py"
 
@@ -557,33 +430,26 @@ rule blindspot_stage_respond:
         clusters=f"{BS_DIR}/{{task}}/clusters.parquet",
         prompt=bs_task_prompt,
         job=f"{BS_PROMPTS}/job_description.txt",
-        weights=bs_target_weights,
+        weights=BS_TARGET_ROLE.weights,
     output:
         f"{BS_DIR}/{{model}}/{{task}}/stage-{{stage}}/responses.parquet",
         metrics=f"{JOB_METRICS}/blindspot/stage_respond/{{model}}/{{task}}/stage-{{stage}}.json",
     params:
         task="{task}",
-        model="{model}",
-        model_identity=model_identity_wildcards,
         previous=bs_previous_path("responses.parquet"),
         k0=BS["stages"]["k0"],
         max_stages=BS["stages"]["max_stages"],
-        temperature=BS["target"]["temperature"],
-        top_p=BS["target"]["top_p"],
-        max_tokens=BS["target"]["max_tokens"],
         force_decision=BS["target"]["force_decision"],
-        seed=config["seed"],
-        registry=config["registry"],
-        cache_dir=CACHE_DIR,
+        **BS_TARGET_ROLE.params,
     resources:
-        gpu=gpus_for_wildcards,
-    threads: 2
+        gpu=BS_TARGET_ROLE.gpus,
+    threads: BS_TARGET_ROLE.threads
     log:
         "logs/blindspot/stage_respond/{model}/{task}/stage-{stage}.log",
     benchmark:
         "results/benchmarks/blindspot/stage_respond/{model}/{task}/stage-{stage}.tsv"
     conda:
-        llm_env
+        BS_TARGET_ROLE.env
     script:
         "../scripts/blindspot/stage_respond.py"
 
@@ -599,7 +465,7 @@ rule blindspot_stage_judge:
         task_prompt=bs_task_prompt,
         job=f"{BS_PROMPTS}/job_description.txt",
         prompt=f"{BS_PROMPTS}/verbalization.txt",
-        weights=bs_judge_weights,
+        weights=BS_ROLES["verbalization"].weights,
     output:
         f"{BS_DIR}/{{model}}/{{task}}/stage-{{stage}}/verdicts.parquet",
         metrics=f"{JOB_METRICS}/blindspot/stage_judge/{{model}}/{{task}}/stage-{{stage}}.json",
@@ -610,23 +476,16 @@ rule blindspot_stage_judge:
         max_stages=BS["stages"]["max_stages"],
         stage_params=bs_stage_params(),
         method=BS["verbalization"]["judge"],
-        model=BS["verbalization"]["model"],
-        model_identity=model_identity(bs_role_model("verbalization")),
-        temperature=BS["verbalization"]["temperature"],
-        max_tokens=BS["verbalization"]["max_tokens"],
-        constrained=BS["verbalization"]["constrained"],
-        seed=config["seed"],
-        registry=config["registry"],
-        cache_dir=CACHE_DIR,
+        **BS_ROLES["verbalization"].params,
     resources:
-        gpu=bs_judge_gpus,
-    threads: 2
+        gpu=BS_ROLES["verbalization"].gpus,
+    threads: BS_ROLES["verbalization"].threads
     log:
         "logs/blindspot/stage_judge/{model}/{task}/stage-{stage}.log",
     benchmark:
         "results/benchmarks/blindspot/stage_judge/{model}/{task}/stage-{stage}.tsv"
     conda:
-        bs_judge_env
+        BS_ROLES["verbalization"].env
     script:
         "../scripts/blindspot/stage_judge.py"
 

@@ -88,6 +88,58 @@ def llm_env(wildcards):
     return f"../envs/{registry_entry(wildcards.model)['backend']}.yaml"
 
 
+def llm_threads(model_id):
+    """Threads of an LLM job: the registry's extra.n_threads, else 1 for llama.cpp on CPU (two
+    single-thread jobs use 2 cores better than one two-thread job, and degrade gracefully on a
+    shared machine), else 2."""
+    entry = registry_entry(model_id)
+    extra = entry.get("extra") or {}
+    if extra.get("n_threads"):
+        return int(extra["n_threads"])
+    if entry["backend"] == "llamacpp" and not extra.get("n_gpu_layers"):
+        return 1
+    return 2
+
+
+SAMPLING_KEYS = ("temperature", "top_p", "max_tokens", "constrained")
+
+
+@dataclasses.dataclass(frozen=True)
+class RoleJob:
+    """What the job of one model role (an LLM step of a study) asks of the workflow, each usable as
+    the rule's input / conda / resources / threads / params value: its model's weight files, conda
+    env, GPUs and threads, and the params `thinkbias.llm.roles:ModelRole.from_params` reads (model,
+    seed, registry, cache_dir, the step's sampling) plus the model's identity (rerun on a changed
+    registry entry). A step that runs no model (model "") gets no weights, the analysis env and no
+    GPU, so the four always agree. Values are callables of the wildcards for a {model} role."""
+
+    weights: object
+    env: object
+    gpus: object
+    threads: object
+    params: dict
+
+
+def model_role(model=None, section=None, threads=2):
+    """The ``RoleJob`` of a step running ``model`` (a registry id; "" = no model; None = the job's
+    {model} wildcard) with the sampling keys of its config ``section`` (temperature, top_p,
+    max_tokens, constrained, where it has them). ``threads``: a count, or a function of the model id
+    (``llm_threads``) for models with their own thread policy."""
+    sampling = {k: (section or {})[k] for k in SAMPLING_KEYS if k in (section or {})}
+    base = {"registry": config["registry"], "cache_dir": CACHE_DIR, "seed": config["seed"], **sampling}
+    count = threads if callable(threads) else (lambda model_id: threads)
+    if model is None:
+        return RoleJob(weights=lambda wc: model_files(wc.model), env=llm_env, gpus=gpus_for_wildcards,
+                       threads=lambda wc: count(wc.model),
+                       params={"model": "{model}", "model_identity": model_identity_wildcards, **base})
+    if not model:
+        return RoleJob(weights=[], env="../envs/analysis.yaml", gpus=0, threads=2,
+                       params={"model": "", "model_identity": "", **base})
+    return RoleJob(weights=model_files(model), env=f"../envs/{registry_entry(model)['backend']}.yaml",
+                   gpus=gpus_for(model), threads=count(model),
+                   params={"model": model, "model_identity": model_identity(model), **base})
+
+
 def shard_ids(n_items):
     """Shard indices for ``n_items`` items at the configured shard size (at least one shard)."""
     return list(range(max(1, math.ceil(n_items / config["shard_size"]))))

@@ -28,9 +28,8 @@ def fairness_raw(wildcards):
     return FAIR_RAW[wildcards.dataset]
 
 
-def fairness_weights(wildcards):
-    """Weight files of the job's model (empty for API models)."""
-    return model_files(wildcards.model)
+# the model role of fairness generation: the {model} wildcard (sampling set per arm by the library)
+FAIR_ROLE = model_role(None)
 
 
 def fairness_shards():
@@ -106,15 +105,13 @@ rule fairness_generate:
     # generation left (no second job, model load or prefill; docs/engine.md)
     input:
         prompts=f"{FAIR_RUN}/prompts/{{dataset}}.parquet",
-        weights=fairness_weights,
+        weights=FAIR_ROLE.weights,
     output:
         generations=f"{FAIR_RUN}/generations/{{dataset}}/{{model}}/{{arm}}/shard-{{shard}}.parquet",
         probes=f"{FAIR_RUN}/probes/{{dataset}}/{{model}}/{{arm}}/shard-{{shard}}.parquet",
         metrics=f"{FAIR_JOBS}/generate/{{dataset}}/{{model}}/{{arm}}/shard-{{shard}}.json",
     params:
-        registry=config["registry"],
-        model_identity=model_identity_wildcards,
-        cache_dir=CACHE_DIR,
+        **FAIR_ROLE.params,
         shard_size=config["shard_size"],
         think_budget=FAIR["think_budget"],
         answer_budget=FAIR["answer_budget"],
@@ -123,15 +120,15 @@ rule fairness_generate:
         arm="think|nothink",
         dataset="adult|compas|credit",
         shard=r"\d+",
-    threads: 2
+    threads: FAIR_ROLE.threads
     resources:
-        gpu=gpus_for_wildcards,
+        gpu=FAIR_ROLE.gpus,
     log:
         f"{FAIR_LOGS}/generate/{{dataset}}/{{model}}/{{arm}}/shard-{{shard}}.log",
     benchmark:
         f"{FAIR_BENCH}/generate/{{dataset}}/{{model}}/{{arm}}/shard-{{shard}}.tsv"
     conda:
-        llm_env
+        FAIR_ROLE.env
     script:
         "../scripts/fairness/generate.py"
 

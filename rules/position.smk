@@ -71,21 +71,10 @@ def position_shard_files(wildcards):
     ]
 
 
-def position_weights(wildcards):
-    return model_files(wildcards.model)
-
-
-def position_llm_threads(wildcards):
-    """Threads of an LLM job: the registry's extra.n_threads, else 1 for llama.cpp on CPU (two
-    single-thread jobs use 2 cores better than one two-thread job, and degrade gracefully on a
-    shared machine), else 2."""
-    entry = registry_entry(wildcards.model)
-    extra = entry.get("extra") or {}
-    if extra.get("n_threads"):
-        return int(extra["n_threads"])
-    if entry["backend"] == "llamacpp" and not extra.get("n_gpu_layers"):
-        return 1
-    return 2
+# the model role of every position LLM job: the {model} wildcard, threads by rules/common.smk:llm_threads
+POSITION_ROLE = model_role(None, threads=llm_threads)
+position_weights = POSITION_ROLE.weights
+position_llm_threads = POSITION_ROLE.threads
 
 
 def position_max_tokens(wildcards):
@@ -206,15 +195,12 @@ rule position_prompts:
 rule position_generate:
     input:
         prompts="results/position/{benchmark}/prompts.parquet",
-        weights=position_weights,
+        weights=POSITION_ROLE.weights,
     output:
         "results/position/{benchmark}/generations/{model}/{mode}/shard-{shard}.parquet",
         metrics=f"{JOB_METRICS}/position/generate/{{benchmark}}/{{model}}/{{mode}}/shard-{{shard}}.json",
     params:
-        model="{model}",
-        registry=config["registry"],
-        model_identity=model_identity_wildcards,
-        cache_dir=CACHE_DIR,
+        **POSITION_ROLE.params,
         max_tokens=position_max_tokens,
         start=position_shard_start,
         stop=position_shard_stop,
@@ -224,14 +210,14 @@ rule position_generate:
         mode="direct|cot|reasoning",
         shard=r"\d+",
     resources:
-        gpu=gpus_for_wildcards,
-    threads: position_llm_threads
+        gpu=POSITION_ROLE.gpus,
+    threads: POSITION_ROLE.threads
     log:
         "logs/position/generate/{benchmark}/{model}/{mode}/shard-{shard}.log",
     benchmark:
         "results/benchmarks/position/generate/{benchmark}/{model}/{mode}/shard-{shard}.tsv"
     conda:
-        llm_env
+        POSITION_ROLE.env
     script:
         "../scripts/position/generate.py"
 
@@ -311,16 +297,12 @@ rule position_truncate:
     input:
         records="results/position/{benchmark}/records/{model}/{mode}.parquet",
         prompts="results/position/{benchmark}/prompts.parquet",
-        weights=position_weights,
+        weights=POSITION_ROLE.weights,
     output:
         "results/position/{benchmark}/truncation/{model}/{mode}/shard-{shard}.parquet",
         metrics=f"{JOB_METRICS}/position/truncate/{{benchmark}}/{{model}}/{{mode}}/shard-{{shard}}.json",
     params:
-        model="{model}",
-        registry=config["registry"],
-        model_identity=model_identity_wildcards,
-        cache_dir=CACHE_DIR,
-        seed=config["seed"],
+        **POSITION_ROLE.params,
         truncation=POSITION["truncation"],
     wildcard_constraints:
         benchmark="mmlu|arc|gpqa",
@@ -328,14 +310,14 @@ rule position_truncate:
         mode="direct|cot|reasoning",
         shard=r"\d+",
     resources:
-        gpu=gpus_for_wildcards,
-    threads: position_llm_threads
+        gpu=POSITION_ROLE.gpus,
+    threads: POSITION_ROLE.threads
     log:
         "logs/position/truncate/{benchmark}/{model}/{mode}/shard-{shard}.log",
     benchmark:
         "results/benchmarks/position/truncate/{benchmark}/{model}/{mode}/shard-{shard}.tsv"
     conda:
-        llm_env
+        POSITION_ROLE.env
     script:
         "../scripts/position/truncate.py"
 

@@ -23,7 +23,12 @@ class ConfigError(ValueError):
 
 
 def load_schema(path: str | Path) -> dict:
-    """Load a YAML JSON-schema and inline every relative-file ``$ref`` it contains."""
+    """Load a YAML JSON-schema and inline every relative-file ``$ref`` it contains, whole files
+    (``fairness.schema.yaml``) or a definition in one (``config.schema.yaml#/$defs/role``).
+
+    The keys beside a ``$ref`` refine what it refers to: ``properties`` are merged key by key (a
+    property's own keys override the definition's, e.g. its ``default``; a property given as
+    ``false``, which JSON Schema reads as "not allowed", is dropped), every other key replaces."""
     path = Path(path)
     schema = yaml.safe_load(path.read_text())
     return _inline_refs(schema, path.parent)
@@ -33,15 +38,33 @@ def _inline_refs(node: Any, base: Path) -> Any:
     if isinstance(node, dict):
         ref = node.get("$ref")
         if isinstance(ref, str) and not ref.startswith("#"):
-            target = base / ref
-            inlined = _inline_refs(yaml.safe_load(target.read_text()), target.parent)
+            file, _, fragment = ref.partition("#")
+            target = base / file
+            inlined = yaml.safe_load(target.read_text())
+            for part in filter(None, fragment.split("/")):
+                inlined = inlined[part]
+            inlined = _inline_refs(copy.deepcopy(inlined), target.parent)
             rest = {k: _inline_refs(v, base) for k, v in node.items() if k != "$ref"}
             inlined.pop("$schema", None)
-            return {**inlined, **rest}
+            return _refine(inlined, rest)
         return {k: _inline_refs(v, base) for k, v in node.items()}
     if isinstance(node, list):
         return [_inline_refs(v, base) for v in node]
     return node
+
+
+def _refine(definition: dict, refinement: dict) -> dict:
+    """``definition`` with the keys given beside its ``$ref`` (see ``load_schema``)."""
+    out = {**definition, **refinement}
+    if "properties" in refinement:
+        props = dict(definition.get("properties", {}))
+        for key, sub in refinement["properties"].items():
+            if sub is False:
+                props.pop(key, None)
+            else:
+                props[key] = {**props[key], **sub} if isinstance(props.get(key), dict) else sub
+        out["properties"] = props
+    return out
 
 
 def fill_defaults(config: dict, schema: dict) -> dict:

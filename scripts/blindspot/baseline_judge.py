@@ -8,6 +8,7 @@ from pathlib import Path
 import pandas as pd
 
 from thinkbias.blindspot.calls import run_judge
+from thinkbias.llm.roles import ModelRole
 from thinkbias.blindspot.stages import baseline_filter
 from thinkbias.workflow import rule_logging
 
@@ -20,11 +21,9 @@ with rule_logging(snakemake.log[0], metrics=snakemake.output.metrics) as logger:
                           for c in concepts["concept_id"] for r in base.itertuples(index=False)],
                          columns=["concept_id", "input_id", "side", "text"])
     job = Path(snakemake.input.job).read_text() if p.task == "hiring" else ""
-    weights = snakemake.input.weights[0] if snakemake.input.weights else ""
     verdicts = run_judge(items, concepts, pd.read_parquet(snakemake.input.inputs), p.task,
                          Path(snakemake.input.task_prompt).read_text(), job, Path(snakemake.input.prompt).read_text(),
-                         p.method, p.model, p.registry, weights, p.cache_dir, p.temperature, p.max_tokens, p.seed,
-                         p.constrained, logger)
+                         p.method, ModelRole.from_params(p, snakemake.input.weights), logger)
     verdicts.to_parquet(snakemake.output.verdicts, index=False)
     table = baseline_filter(verdicts, concepts["concept_id"].tolist(), p.threshold)
     table.to_csv(snakemake.output.table, index=False)

@@ -1,6 +1,7 @@
 """Curated concepts merged with the generated ones; duplicates merged by pairwise judgement + connected components.
 
-Computes `thinkbias.blindspot.calls:run_on_model` on the pairs of `thinkbias.blindspot.concepts:dedup_pairs`,
+Computes `thinkbias.llm.roles:run_role` on `thinkbias.blindspot.step_requests:dedup_requests` over the pairs of
+`thinkbias.blindspot.concepts:dedup_pairs`,
 `thinkbias.blindspot.model_outputs:parse_dedup_judgements`, then `thinkbias.blindspot.concepts:deduplicate`.
 """
 from pathlib import Path
@@ -8,10 +9,10 @@ from pathlib import Path
 import pandas as pd
 import yaml
 
-from thinkbias.blindspot.calls import request_seed, run_on_model
-from thinkbias.blindspot.concepts import DEDUP_SCHEMA, build_dedup_prompt, curated_concepts, dedup_pairs, deduplicate
+from thinkbias.blindspot.concepts import curated_concepts, dedup_pairs, deduplicate
 from thinkbias.blindspot.model_outputs import JUDGEMENT_COLUMNS, parse_dedup_judgements
-from thinkbias.llm.types import Request, Sampling
+from thinkbias.blindspot.step_requests import dedup_requests
+from thinkbias.llm.roles import ModelRole, run_role
 from thinkbias.workflow import rule_logging
 
 with rule_logging(snakemake.log[0], metrics=snakemake.output.metrics) as logger:
@@ -23,14 +24,8 @@ with rule_logging(snakemake.log[0], metrics=snakemake.output.metrics) as logger:
     edges, judgements = [], pd.DataFrame(columns=JUDGEMENT_COLUMNS)
     pairs = dedup_pairs(merged) if p.enabled else []
     if pairs:
-        template = Path(snakemake.input.prompt).read_text()
-        reqs = [Request.chat(build_dedup_prompt(template, merged.iloc[i], merged.iloc[j]),
-                             sampling=Sampling(temperature=p.temperature, max_tokens=p.max_tokens,
-                                               seed=request_seed(p.seed, "dedup", str(i), str(j)),
-                                               json_schema=DEDUP_SCHEMA if p.constrained else None))
-                for i, j in pairs]
-        weights = snakemake.input.weights[0] if snakemake.input.weights else ""
-        gens = run_on_model(p.model, p.registry, weights, p.cache_dir, reqs, logger)
+        role = ModelRole.from_params(p, snakemake.input.weights)
+        gens = run_role(role, dedup_requests(role, merged, pairs, Path(snakemake.input.prompt).read_text()), logger)
         edges, judgements = parse_dedup_judgements(merged, pairs, gens)
     out = deduplicate(merged, edges)
     logger.info(f"{len(curated)} curated + {len(generated)} generated concepts; {len(pairs)} pairs judged "

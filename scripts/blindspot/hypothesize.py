@@ -1,19 +1,16 @@
 """Concept hypotheses from the autorater over representative inputs (10 prompts x 3 inputs in the paper).
 
-Computes `thinkbias.blindspot.calls:run_on_model` on the prompts of
-`thinkbias.blindspot.concepts:build_hypothesis_prompt`, then
+Computes `thinkbias.llm.roles:run_role` on `thinkbias.blindspot.step_requests:hypothesis_requests`, then
 `thinkbias.blindspot.model_outputs:parse_hypothesis_replies` and `thinkbias.blindspot.concepts:concepts_table`.
 """
 from pathlib import Path
 
 import pandas as pd
 
-from thinkbias.blindspot.calls import request_seed, run_on_model
-from thinkbias.blindspot.clusters import hypothesis_batches
-from thinkbias.blindspot.concepts import HYPOTHESIS_SCHEMA, build_hypothesis_prompt, concepts_table
+from thinkbias.blindspot.concepts import concepts_table
 from thinkbias.blindspot.model_outputs import REPLY_COLUMNS, parse_hypothesis_replies
-from thinkbias.blindspot.tasks import render_task_prompt, task_spec
-from thinkbias.llm.types import Request, Sampling
+from thinkbias.blindspot.step_requests import hypothesis_requests
+from thinkbias.llm.roles import ModelRole, run_role
 from thinkbias.workflow import rule_logging
 
 with rule_logging(snakemake.log[0], metrics=snakemake.output.metrics) as logger:
@@ -22,20 +19,12 @@ with rule_logging(snakemake.log[0], metrics=snakemake.output.metrics) as logger:
     if p.enabled:
         inputs = pd.read_parquet(snakemake.input.inputs).set_index("input_id")
         members = pd.read_parquet(snakemake.input.clusters)
-        template = Path(snakemake.input.prompt).read_text()
-        task_template = Path(snakemake.input.task_prompt).read_text()
         job = Path(snakemake.input.job).read_text() if p.task == "hiring" else ""
-        batches = hypothesis_batches(members, p.per_cluster, p.batch_size, p.seed)[: p.max_prompts]
-        spec = task_spec(p.task)
-        reqs = []
-        for b, batch in enumerate(batches):
-            prompts = [render_task_prompt(task_template, inputs.loc[i, "text"], job) for i in batch]
-            reqs.append(Request.chat(build_hypothesis_prompt(template, prompts, spec.input_name, p.min_concepts),
-                                     sampling=Sampling(temperature=p.temperature, top_p=1.0, max_tokens=p.max_tokens,
-                                                       seed=request_seed(p.seed, "hypothesis", str(b)),
-                                                       json_schema=HYPOTHESIS_SCHEMA if p.constrained else None)))
-        weights = snakemake.input.weights[0] if snakemake.input.weights else ""
-        gens = run_on_model(p.model, p.registry, weights, p.cache_dir, reqs, logger)
+        role = ModelRole.from_params(p, snakemake.input.weights)
+        reqs = hypothesis_requests(role, inputs, members, Path(snakemake.input.prompt).read_text(),
+                                   Path(snakemake.input.task_prompt).read_text(), job, p.task, p.per_cluster,
+                                   p.batch_size, p.max_prompts, p.min_concepts)
+        gens = run_role(role, reqs, logger)
         items, replies = parse_hypothesis_replies(gens)
         logger.info(f"{len(items)} concepts parsed from {len(gens)} replies; {int(replies['n_rejected'].sum())} "
                     f"malformed concepts rejected; {int((replies['n_concepts'] == 0).sum())} replies without a valid "

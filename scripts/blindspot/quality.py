@@ -1,16 +1,16 @@
 """Confound-judge quality filter (switchable): keep a concept when >= 90% of <= 100 sampled pairs rate >= 4.
 
-Computes `thinkbias.blindspot.calls:run_on_model` on `thinkbias.blindspot.variations:quality_sample`, read
-by `thinkbias.blindspot.variations:parse_rating`, then `thinkbias.blindspot.variations:quality_keep`.
+Computes `thinkbias.llm.roles:run_role` on `thinkbias.blindspot.step_requests:quality_requests` over
+`thinkbias.blindspot.variations:quality_sample`, read by `thinkbias.blindspot.variations:parse_rating`, then
+`thinkbias.blindspot.variations:quality_keep`.
 """
 from pathlib import Path
 
 import pandas as pd
 
-from thinkbias.blindspot.calls import request_seed, run_on_model
-from thinkbias.blindspot.tasks import task_spec
-from thinkbias.blindspot.variations import QUALITY_SCHEMA, build_quality_prompt, parse_rating, quality_keep, quality_sample
-from thinkbias.llm.types import Request, Sampling
+from thinkbias.blindspot.step_requests import quality_requests
+from thinkbias.blindspot.variations import parse_rating, quality_keep, quality_sample
+from thinkbias.llm.roles import ModelRole, run_role
 from thinkbias.workflow import rule_logging
 
 with rule_logging(snakemake.log[0], metrics=snakemake.output.metrics) as logger:
@@ -23,18 +23,12 @@ with rule_logging(snakemake.log[0], metrics=snakemake.output.metrics) as logger:
     concepts["quality_share"] = float("nan")
     concepts["kept"] = concepts["n_valid_pairs"] > 0
     if p.enabled:
-        sample = quality_sample(variations, p.max_pairs, p.seed)
-        template = Path(snakemake.input.prompt).read_text()
-        spec = task_spec(p.task)
+        role = ModelRole.from_params(p, snakemake.input.weights)
+        sample = quality_sample(variations, p.max_pairs, role.seed)
         by_id = concepts.set_index("concept_id")
         sample = sample[sample["concept_id"].isin(by_id.index)]
-        reqs = [Request.chat(build_quality_prompt(template, by_id.loc[r.concept_id], r.positive, r.negative, spec.input_name),
-                             sampling=Sampling(temperature=p.temperature, max_tokens=p.max_tokens,
-                                               seed=request_seed(p.seed, "quality", r.concept_id, r.input_id),
-                                               json_schema=QUALITY_SCHEMA if p.constrained else None))
-                for r in sample.itertuples(index=False)]
-        weights = snakemake.input.weights[0] if snakemake.input.weights else ""
-        gens = run_on_model(p.model, p.registry, weights, p.cache_dir, reqs, logger)
+        gens = run_role(role, quality_requests(role, by_id, sample, Path(snakemake.input.prompt).read_text(), p.task),
+                        logger)
         parsed = [parse_rating(g.answer or g.text) for g in gens]
         ratings = sample[["concept_id", "input_id"]].assign(rating=[r for r, _ in parsed], parsed=[ok for _, ok in parsed])
         keep = quality_keep(ratings, p.min_rating, p.keep_share).set_index("concept_id")

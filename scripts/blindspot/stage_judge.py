@@ -10,6 +10,7 @@ from pathlib import Path
 import pandas as pd
 
 from thinkbias.blindspot.calls import run_judge
+from thinkbias.llm.roles import ModelRole
 from thinkbias.blindspot.stage_state import stage_state
 from thinkbias.blindspot.stages import pairs_to_judge
 from thinkbias.workflow import rule_logging
@@ -25,9 +26,7 @@ with rule_logging(snakemake.log[0], metrics=snakemake.output.metrics) as logger:
     concepts = pd.read_parquet(snakemake.input.concepts)
     previous = pd.read_parquet(snakemake.input.previous) if snakemake.input.get("previous") else None
     job = Path(snakemake.input.job).read_text() if p.task == "hiring" else ""
-    weights = snakemake.input.weights[0] if snakemake.input.weights else ""
     verdicts = run_judge(items, concepts, pd.read_parquet(snakemake.input.inputs), p.task,
                          Path(snakemake.input.task_prompt).read_text(), job, Path(snakemake.input.prompt).read_text(),
-                         p.method, p.model, p.registry, weights, p.cache_dir, p.temperature, p.max_tokens, p.seed,
-                         p.constrained, logger, previous)
+                         p.method, ModelRole.from_params(p, snakemake.input.weights), logger, previous)
     verdicts.to_parquet(snakemake.output[0], index=False)

@@ -10,6 +10,7 @@ import pandas as pd
 
 from thinkbias.blindspot.calls import RESPONSE_COLUMNS, needed_responses, run_targets, target_requests
 from thinkbias.blindspot.clusters import stage_plan
+from thinkbias.llm.roles import ModelRole
 from thinkbias.workflow import rule_logging
 
 with rule_logging(snakemake.log[0], metrics=snakemake.output.metrics) as logger:
@@ -22,10 +23,10 @@ with rule_logging(snakemake.log[0], metrics=snakemake.output.metrics) as logger:
     variations = pd.read_parquet(snakemake.input.variations)
     need = needed_responses(list(plan.input_ids), active, variations, previous)
     job = Path(snakemake.input.job).read_text() if p.task == "hiring" else ""
-    reqs = target_requests(need, Path(snakemake.input.prompt).read_text(), job, p.temperature, p.top_p, p.max_tokens, p.seed)
-    weights = snakemake.input.weights[0] if snakemake.input.weights else ""
+    role = ModelRole.from_params(p, snakemake.input.weights)
+    reqs = target_requests(need, Path(snakemake.input.prompt).read_text(), job, role)
     logger.info(f"stage {stage}: {plan.n_inputs}/{plan.n_total} inputs, {len(active)} active concepts, {len(need)} new responses")
-    out = run_targets(p.model, p.registry, weights, p.cache_dir, reqs, p.task, p.force_decision, logger)
+    out = run_targets(role, reqs, p.task, p.force_decision, logger)
     new = pd.concat([need.drop(columns="text").reset_index(drop=True), out], axis=1).assign(stage_added=stage)
     frames = [new[RESPONSE_COLUMNS]]
     if previous is not None:

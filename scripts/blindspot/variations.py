@@ -1,17 +1,17 @@
 """One (x+, x-) pair per (concept, input): rules for curated concepts, the autorater for generated ones.
 
 Computes `thinkbias.blindspot.variations:rule_variations`, and for generated concepts
-`thinkbias.blindspot.calls:run_on_model` read by `thinkbias.blindspot.variations:parse_variation`.
+`thinkbias.llm.roles:run_role` on `thinkbias.blindspot.step_requests:variation_requests`, read by
+`thinkbias.blindspot.variations:parse_variation`.
 """
 from pathlib import Path
 
 import pandas as pd
 import yaml
 
-from thinkbias.blindspot.calls import request_seed, run_on_model
-from thinkbias.blindspot.tasks import task_spec
-from thinkbias.blindspot.variations import VARIATION_SCHEMA, build_variation_prompt, parse_variation, rule_variations
-from thinkbias.llm.types import Request, Sampling
+from thinkbias.blindspot.step_requests import variation_requests
+from thinkbias.blindspot.variations import parse_variation, rule_variations
+from thinkbias.llm.roles import ModelRole, run_role
 from thinkbias.workflow import rule_logging
 
 with rule_logging(snakemake.log[0], metrics=snakemake.output.metrics) as logger:
@@ -23,19 +23,9 @@ with rule_logging(snakemake.log[0], metrics=snakemake.output.metrics) as logger:
     frames = [rule_variations(concepts, inputs, p.task, names)]
     llm_concepts = concepts[~concepts["variation_rule"].astype(bool)]
     if len(llm_concepts):
-        template = Path(snakemake.input.prompt).read_text()
-        spec = task_spec(p.task)
-        keys, reqs = [], []
-        for c in llm_concepts.itertuples(index=False):
-            row = pd.Series(c._asdict())
-            for x in inputs.itertuples(index=False):
-                keys.append((c.concept_id, x.input_id))
-                reqs.append(Request.chat(build_variation_prompt(template, row, x.text, spec.input_name),
-                                         sampling=Sampling(temperature=p.temperature, top_p=1.0, max_tokens=p.max_tokens,
-                                                           seed=request_seed(p.seed, "variation", c.concept_id, x.input_id),
-                                                           json_schema=VARIATION_SCHEMA if p.constrained else None)))
-        weights = snakemake.input.weights[0] if snakemake.input.weights else ""
-        gens = run_on_model(p.model, p.registry, weights, p.cache_dir, reqs, logger)
+        role = ModelRole.from_params(p, snakemake.input.weights)
+        keys, reqs = variation_requests(role, llm_concepts, inputs, Path(snakemake.input.prompt).read_text(), p.task)
+        gens = run_role(role, reqs, logger)
         rows = []
         for (cid, iid), g in zip(keys, gens):
             pair = parse_variation(g.answer or g.text)

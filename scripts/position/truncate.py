@@ -2,13 +2,13 @@
 resume it several times with nucleus sampling from the cut inside the assistant turn.
 
 Computes `thinkbias.position.truncation:plan_cuts` and `thinkbias.position.truncation:assistant_prefix`,
-run by `thinkbias.llm.run:run_requests`, then `thinkbias.position.truncation:continuation_outcomes`.
+run by `thinkbias.llm.roles:run_role`, then `thinkbias.position.truncation:continuation_outcomes`.
 """
 
 import pandas as pd
 
-from thinkbias.llm import Sampling, load_model_spec, open_engine
-from thinkbias.llm.run import run_requests
+from thinkbias.llm import Sampling, load_model_spec
+from thinkbias.llm.roles import ModelRole, run_role
 from thinkbias.llm.thinking import thinking_instruction
 from thinkbias.position.generation import prompt_request
 from thinkbias.position.truncation import (
@@ -29,8 +29,8 @@ with rule_logging(snakemake.log[0], metrics=snakemake.output.metrics) as logger:
     preferred = preferred_position(records, t["preferred_position"])
     rows, requests = [], []
     if len(cuts):
-        weights = snakemake.input.weights[0] if snakemake.input.weights else ""
-        spec = load_model_spec(p.registry, p.model, weights=weights)
+        role = ModelRole.from_params(p, snakemake.input.weights, n_threads=snakemake.threads)
+        spec = load_model_spec(role.registry, role.model, weights=role.weights)
         instruction = thinking_instruction(spec)
         by_key = selected.set_index(["question_id", "permutation"])
         for cut in cuts.itertuples(index=False):
@@ -45,8 +45,7 @@ with rule_logging(snakemake.log[0], metrics=snakemake.output.metrics) as logger:
                 requests.append(prompt_request(prompt, snakemake.wildcards.mode, prefix, instruction, sampling))
                 rows.append({**cut._asdict(), "continuation": c, "prefix_chars": len(prefix),
                              "original_prefix": rec["full_text"][: cut.cut_char]})
-        with open_engine(spec, p.cache_dir, n_threads=snakemake.threads) as engine:
-            gens = run_requests(engine, requests, logger)
+        gens = run_role(role, requests, logger)
         resumed = [r["original_prefix"] + g.text for r, g in zip(rows, gens)]
         table = pd.DataFrame(rows).drop(columns=["original_prefix"])
         table["continuation_text"] = [g.text for g in gens]

@@ -8,6 +8,7 @@ import yaml
 
 from thinkbias.blindspot.calls import run_judge
 from thinkbias.blindspot.concepts import curated_concepts
+from thinkbias.llm.roles import ModelRole
 
 REPO = Path(__file__).resolve().parents[2]
 PROMPTS = REPO / "resources/blindspot/prompts"
@@ -21,15 +22,15 @@ def test_constrained_verbalization_verdicts_parse_on_the_embedded_model(embedded
     items = pd.DataFrame({"concept_id": ["religion_minority"] * 2, "input_id": ["a", "a"], "side": ["pos", "neg"],
                           "text": ["As a member of a mosque, he is trustworthy. Final Decision: APPROVE",
                                    "Income covers the loan. Final Decision: APPROVE"]})
+    judge_role = ModelRole(model="smollm2-135m", registry=str(REPO / "config/models.yaml"),
+                           cache_dir=str(tmp_path / "cache"), seed=1, temperature=0.0, max_tokens=48, constrained=True,
+                           weights=str(embedded_model))
     out = run_judge(items, concepts, inputs, "loan", (PROMPTS / "loan.txt").read_text(), "",
-                    (PROMPTS / "verbalization.txt").read_text(), "autorater", "smollm2-135m",
-                    str(REPO / "config/models.yaml"), str(embedded_model), str(tmp_path / "cache"),
-                    temperature=0.0, max_tokens=48, seed=1, constrained=True, logger=logging.getLogger("test"))
+                    (PROMPTS / "verbalization.txt").read_text(), "autorater", judge_role,
+                    logger=logging.getLogger("test"))
     assert len(out) == 2 and out["new"].all()
     assert out["verbalized"].notna().all()          # the grammar guarantees a readable YES/NO
     again = run_judge(items, concepts, inputs, "loan", (PROMPTS / "loan.txt").read_text(), "",
-                      (PROMPTS / "verbalization.txt").read_text(), "autorater", "smollm2-135m",
-                      str(REPO / "config/models.yaml"), str(embedded_model), str(tmp_path / "cache"),
-                      temperature=0.0, max_tokens=48, seed=1, constrained=True, logger=logging.getLogger("test"),
-                      previous=out)
+                      (PROMPTS / "verbalization.txt").read_text(), "autorater", judge_role,
+                      logger=logging.getLogger("test"), previous=out)
     assert not again["new"].any() and again["verbalized"].tolist() == out["verbalized"].tolist()

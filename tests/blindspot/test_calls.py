@@ -5,9 +5,8 @@ import logging
 import numpy as np
 import pandas as pd
 
-from thinkbias.blindspot.calls import (
-    needed_responses, pairs_from_responses, request_seed, run_on_model, run_targets, target_requests, verdict_pairs,
-)
+from thinkbias.blindspot.calls import needed_responses, pairs_from_responses, run_targets, target_requests, verdict_pairs
+from thinkbias.llm.roles import ModelRole, request_seed, run_role
 
 VARIATIONS = pd.DataFrame({"concept_id": ["a", "a", "a", "b"], "input_id": ["x1", "x2", "x3", "x1"],
                            "positive": ["p1", "p2", "p3", "q1"], "negative": ["n1", "n2", "n3", "m1"],
@@ -27,8 +26,10 @@ def test_request_seeds_are_stable_and_distinct():
     assert request_seed(1, "a", "x1", "pos") == request_seed(1, "a", "x1", "pos")
     assert request_seed(1, "a", "x1", "pos") != request_seed(1, "a", "x1", "neg")
     need = needed_responses(["x1"], ["a"], VARIATIONS, None)
-    reqs = target_requests(need, "Decide: $application", "", 0.7, 0.95, 64, 7)
+    target = ModelRole(model="m", registry="r", cache_dir="c", seed=7, temperature=0.7, top_p=0.95, max_tokens=64)
+    reqs = target_requests(need, "Decide: $application", "", target)
     assert reqs[0].messages == (("user", "Decide: p1"),) and reqs[0].sampling.temperature == 0.7
+    assert reqs[0].sampling.seed == request_seed(7, "a", "x1", "pos") and reqs[0].sampling.top_p == 0.95
     assert reqs[0].sampling.seed != reqs[1].sampling.seed
 
 
@@ -46,7 +47,8 @@ def test_pairs_and_verdicts_long_to_wide():
 def test_model_jobs_with_nothing_to_run_report_zero_generated_tokens(caplog):
     logger = logging.getLogger("thinkbias.test")
     with caplog.at_level(logging.INFO, logger="thinkbias.test"):
-        assert run_on_model("smollm2-135m", "config/models.yaml", "", "cache", [], logger) == []
-        assert run_targets("smollm2-135m", "config/models.yaml", "", "cache", [], "loan", True, logger).empty
+        role = ModelRole(model="smollm2-135m", registry="config/models.yaml", cache_dir="cache", seed=1)
+        assert run_role(role, [], logger) == []
+        assert run_targets(role, [], "loan", True, logger).empty
     closing = [r.message for r in caplog.records if "generated_tokens" in r.message]
     assert closing == ["generate: finished, generated_tokens=0 cached=0 retries=0 retry_wait_s=0.0"] * 2

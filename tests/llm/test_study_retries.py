@@ -45,10 +45,10 @@ def position_job(reg: str, cache: str, logger) -> None:  # what scripts/position
 
 
 def blindspot_job(reg: str, cache: str, logger) -> None:
-    from thinkbias.blindspot.calls import run_on_model
+    from thinkbias.llm.roles import ModelRole, run_role
 
-    run_on_model("scripted-api", reg, "", cache, [Request.chat("Approve the loan?", sampling=Sampling(max_tokens=4))],
-                 logger)
+    role = ModelRole(model="scripted-api", registry=reg, cache_dir=cache, seed=1, max_tokens=4)
+    run_role(role, [role.chat("Approve the loan?", "rewrite", "x1")], logger)
 
 
 @pytest.mark.parametrize("study_job", [fairness_job, position_job, blindspot_job], ids=["fairness", "position",

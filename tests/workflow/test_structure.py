@@ -59,6 +59,15 @@ def test_every_backend_has_an_env():
         assert (REPO / "envs" / f"{backend}.yaml").exists(), backend
 
 
+# a model role's env (rules/common.smk:model_role): BS_TARGET_ROLE.env, BS_ROLES["dedup"].env
+ROLE_ENV = r'[A-Z_]+(\["\w+"\])?\.env'
+
+
+def is_model_rule(body: str) -> bool:
+    """A rule whose env follows a model's backend (a *_env helper or a model role's env)."""
+    return bool(re.search(rf"^\s+conda:\s*\n\s+([a-z_]*_env|{ROLE_ENV}),?\s*$", body, flags=re.M))
+
+
 def test_every_rule_names_an_existing_env_and_has_a_log():
     blocks = rule_blocks()
     assert blocks, "no rules found"
@@ -75,8 +84,8 @@ def test_every_rule_names_an_existing_env_and_has_a_log():
                 env = (REPO / "rules" / value.strip("'\"")).resolve()
                 if not env.exists():
                     problems.append(f"{name}: env {value} missing")
-            elif not re.fullmatch(r"[a-z_]*_env", value):
-                problems.append(f"{name}: conda is neither a path nor an env helper (*_env): {value}")
+            elif not (re.fullmatch(r"[a-z_]*_env", value) or re.fullmatch(ROLE_ENV, value)):
+                problems.append(f"{name}: conda is neither a path, an env helper (*_env) nor a role's env: {value}")
         if not re.search(r"^\s+log:", body, flags=re.M):
             problems.append(f"{name}: no log")
     assert not problems, "\n".join(problems)
@@ -85,8 +94,8 @@ def test_every_rule_names_an_existing_env_and_has_a_log():
 def test_llm_rules_declare_gpu_resources_and_benchmarks():
     problems = []
     for name, body in rule_blocks().items():
-        # model-calling rules pick their env from the model's backend through a *_env helper
-        if re.search(r"^\s+conda:\s*\n\s+[a-z_]*_env,?\s*$", body, flags=re.M):
+        # model-calling rules pick their env from the model's backend through a *_env helper or a role
+        if is_model_rule(body):
             if "gpu=" not in body:
                 problems.append(f"{name}: LLM rule without resources gpu=")
             if not re.search(r"^\s+benchmark:", body, flags=re.M):
@@ -97,11 +106,12 @@ def test_llm_rules_declare_gpu_resources_and_benchmarks():
 def test_model_rules_carry_the_model_identity():
     # a registry edit reruns a model's jobs through this param (docs/models.md); every rule whose env
     # follows a model's backend runs a model
-    model_rules = [name for name, body in rule_blocks().items()
-                   if re.search(r"^\s+conda:\s*\n\s+[a-z_]*_env,?\s*$", body, flags=re.M)]
+    model_rules = [name for name, body in rule_blocks().items() if is_model_rule(body)]
     assert len(model_rules) >= 13, model_rules
-    missing = [name for name in model_rules if not re.search(r"^\s+model_identity=model_identity", rule_blocks()[name],
-                                                             flags=re.M)]
+    # a role's params (rules/common.smk:model_role) carry model_identity
+    missing = [name for name in model_rules
+               if not re.search(r"^\s+(model_identity=model_identity|\*\*[A-Z_]+(\[\"\w+\"\])?\.params)",
+                                rule_blocks()[name], flags=re.M)]
     assert not missing, f"model rules without params model_identity: {missing}"
 
 

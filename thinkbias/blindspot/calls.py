@@ -1,6 +1,7 @@
 """Building the model calls of an audit: which (concept, input, side) responses a stage still
 needs, the target-model requests (single user message, T = 0.7, top-p 0.95, seeded per request),
-and running a batch of requests on one model (spec Sec. 3.7 and 4)."""
+the target responses with their decisions and the verbalization judge, each run by its
+:class:`ModelRole` (spec Sec. 3.7 and 4)."""
 
 from __future__ import annotations
 
@@ -9,20 +10,12 @@ import logging
 import pandas as pd
 
 from thinkbias.blindspot.tasks import render_task_prompt
+from thinkbias.llm.roles import ModelRole, run_role
 from thinkbias.llm.run import Progress, run_requests
-from thinkbias.llm.types import Generation, Request, Sampling, sha256_text
+from thinkbias.llm.types import Generation, Request, Sampling
 
 RESPONSE_COLUMNS = ["concept_id", "input_id", "side", "stage_added", "text", "decision", "forced",
                     "completion_tokens", "cached"]
-
-
-def request_seed(seed: int, *parts: str) -> int:
-    """A per-request sampling seed derived from the master seed and the request's identity."""
-    return int(sha256_text(str(seed), *parts)[:8], 16) & 0x7FFFFFFF
-
-
-def target_sampling(temperature: float, top_p: float, max_tokens: int, seed: int, *parts: str) -> Sampling:
-    return Sampling(temperature=temperature, top_p=top_p, max_tokens=max_tokens, seed=request_seed(seed, *parts))
 
 
 def needed_responses(stage_inputs: list[str], active: list[str], variations: pd.DataFrame,
@@ -42,12 +35,10 @@ def needed_responses(stage_inputs: list[str], active: list[str], variations: pd.
     return need.reset_index(drop=True)
 
 
-def target_requests(items: pd.DataFrame, template: str, job_description: str, temperature: float, top_p: float,
-                    max_tokens: int, seed: int) -> list[Request]:
+def target_requests(items: pd.DataFrame, template: str, job_description: str, role: ModelRole) -> list[Request]:
     """One decision request per row (``concept_id, input_id, side, text``; baseline rows use
-    ``concept_id == ""`` and ``side == "base"``)."""
-    return [Request.chat(render_task_prompt(template, r.text, job_description),
-                         sampling=target_sampling(temperature, top_p, max_tokens, seed, r.concept_id, r.input_id, r.side))
+    ``concept_id == ""`` and ``side == "base"``), seeded by the item alone."""
+    return [role.chat(render_task_prompt(template, r.text, job_description), r.concept_id, r.input_id, r.side)
             for r in items.itertuples(index=False)]
 
 
@@ -57,8 +48,8 @@ def response_text(gen: Generation) -> str:
     return gen.text if gen.text else gen.answer
 
 
-def run_targets(model_id: str, registry: str, weights: str, cache_dir: str, requests: list[Request], task: str,
-                force_decision: bool, logger: logging.Logger) -> pd.DataFrame:
+def run_targets(role: ModelRole, requests: list[Request], task: str, force_decision: bool,
+                logger: logging.Logger) -> pd.DataFrame:
     """Target responses with their parsed decisions: ``text, decision, forced, completion_tokens,
     cached``, one row per request.
 
@@ -76,7 +67,7 @@ def run_targets(model_id: str, registry: str, weights: str, cache_dir: str, requ
     from thinkbias.llm import load_model_spec, open_engine
 
     spec_task = task_spec(task)
-    spec = load_model_spec(registry, model_id, weights=weights)
+    spec = load_model_spec(role.registry, role.model, weights=role.weights)
     candidates = decision_candidates(spec_task)
 
     def force(engine, i: int) -> None:
@@ -89,7 +80,7 @@ def run_targets(model_id: str, registry: str, weights: str, cache_dir: str, requ
         decisions[i] = spec_task.parser(texts[i])
         forced[i] = True
 
-    with open_engine(spec, cache_dir) as engine:
+    with open_engine(spec, role.cache_dir, n_threads=role.n_threads) as engine:
         if force_decision and spec.backend == "llamacpp":
             # score right after each generation, while the response is still in the KV cache
             progress = Progress(len(requests), logger, engine=engine)
@@ -118,38 +109,22 @@ def run_targets(model_id: str, registry: str, weights: str, cache_dir: str, requ
                          "completion_tokens": [g.completion_tokens for g in gens], "cached": [g.cached for g in gens]})
 
 
-def run_on_model(model_id: str, registry: str, weights: str, cache_dir: str, requests: list[Request],
-                 logger: logging.Logger) -> list[Generation]:
-    """Load the model once and run the requests (cached, with progress lines in the log and the
-    closing ``generated_tokens`` line, zero when there is nothing to run)."""
-    if not requests:
-        logger.info("no requests to run")
-        Progress(0, logger).finish()
-        return []
-    from thinkbias.llm import load_model_spec, open_engine
-
-    spec = load_model_spec(registry, model_id, weights=weights)
-    with open_engine(spec, cache_dir) as engine:
-        return run_requests(engine, requests, logger)
-
-
 def run_judge(items: pd.DataFrame, concepts: pd.DataFrame, inputs: pd.DataFrame, task: str, task_template: str,
-              job_description: str, judge_template: str, method: str, model_id: str, registry: str, weights: str,
-              cache_dir: str, temperature: float, max_tokens: int, seed: int, constrained: bool,
-              logger: logging.Logger, previous: pd.DataFrame | None = None) -> pd.DataFrame:
+              job_description: str, judge_template: str, method: str, role: ModelRole, logger: logging.Logger,
+              previous: pd.DataFrame | None = None) -> pd.DataFrame:
     """The verbalization judge on ``items`` (``concept_id, input_id, side, text``) with the ORIGINAL
-    task prompt of each input; see :func:`thinkbias.blindspot.verbalization.judge`."""
+    task prompt of each input, the autorater run by ``role``; see
+    :func:`thinkbias.blindspot.verbalization.judge`."""
     from thinkbias.blindspot.verbalization import VERDICT_SCHEMA, judge
 
     by_input = inputs.set_index("input_id")["text"]
     prompts = {i: render_task_prompt(task_template, by_input[i], job_description) for i in set(items["input_id"])}
 
     def sampling_for(key: str) -> Sampling:
-        return Sampling(temperature=temperature, max_tokens=max_tokens, seed=request_seed(seed, "verbalization", key),
-                        json_schema=VERDICT_SCHEMA if constrained else None)
+        return role.sampling("verbalization", key, json_schema=VERDICT_SCHEMA)
 
     def run(reqs):
-        return run_on_model(model_id, registry, weights, cache_dir, reqs, logger)
+        return run_role(role, reqs, logger)
 
     out = judge(items, concepts, prompts, method, judge_template, sampling_for, run, previous)
     if method == "autorater" and not out["new"].any():  # every verdict known: the autorater was not run
