@@ -174,3 +174,41 @@ def test_killed_batched_job_resumes_paying_only_for_unfinished(spec, tmp_path):
     # a second rerun pays for nothing
     third = json.loads(subprocess.run(args, env=env, capture_output=True, text=True, timeout=600).stdout.splitlines()[-1])
     assert third["requests"] == 0 and third["generated"] == 0 and third["texts"] == report["texts"]
+
+
+def test_shared_prompt_prefix_is_copied_not_prefilled(batch_engine, spec):
+    """A prompt sharing its leading tokens with a running sequence's prompt gets them by a copy of
+    that sequence's KV stream: only the rest is prefilled, and its next-token logits (the greedy
+    pick taken from them by argmax, as llama.cpp's greedy sampler picks) are those of a full prefill."""
+    import numpy as np
+
+    from thinkbias.llm.llamacpp import TokenStream
+    from thinkbias.llm.llamacpp_batch import MIN_SHARED_PREFIX, InFlight
+
+    dec = batch_engine.batched
+    reqs = [Request.chat(f"{QUESTION} Answer for person {name}.") for name in ("Ada", "Bo")]
+    rendered = [batch_engine.render(r) for r in reqs]
+    prompts = [batch_engine.tokenize_prompt(r) for r in rendered]
+    first = InFlight(0, 0, reqs[0], rendered[0], prompts[0], None, TokenStream(()))
+    second = InFlight(1, 1, reqs[1], rendered[1], prompts[1], None, TokenStream(()))
+    try:
+        dec._extend(first, prompts[0])
+        dec._share_prefix(second, [first])
+        shared = len(second.cells)
+        assert MIN_SHARED_PREFIX <= shared < len(prompts[1]) and second.cells == prompts[1][:shared]
+        dec._extend(second, prompts[1][shared:])
+        after_copy = dec.logits_after(second, prompts[1])
+        dec._clear(1)
+        second.cells = []
+        dec._extend(second, prompts[1])
+        full = dec.logits_after(second, prompts[1])
+        greedy = batch_engine._sampler(Sampling()).sample(dec.ctx, -1)
+    finally:
+        dec._clear(0)
+        dec._clear(1)
+    assert np.allclose(after_copy, full, rtol=0, atol=1e-4)
+    assert int(np.argmax(full)) == greedy
+    # a sequence with no long enough shared prefix is prefilled whole
+    lone = InFlight(2, 2, reqs[0], "", [prompts[0][0]] + [t + 1 for t in prompts[0][1:]], None, TokenStream(()))
+    dec._share_prefix(lone, [first])
+    assert lone.cells == []

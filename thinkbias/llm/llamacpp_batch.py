@@ -10,7 +10,10 @@ Each sequence keeps what a sequential request has: its own sampler (greedy, or t
 with its own seed; a JSON-schema grammar), stop strings, token budget and ``n_ctx`` limit, exactly
 as ``LlamaCppEngine.generate_tokens`` applies them. A new request's prompt is prefilled in its own
 ``llama_decode`` calls (chunks of ``n_batch``, as the sequential path does), its first token
-sampled right after. A finished request is handed to the caller before the next one starts (the
+sampled right after; the prompt's leading tokens that a running sequence's prompt shares (the
+system prompt, a study's instructions) are not prefilled again but copied from that sequence's KV
+stream (``llama_memory_seq_cp``, then truncated), since a cell's numbers depend only on the tokens
+before it. A finished request is handed to the caller before the next one starts (the
 engine stores it in the cache then, so a kill loses only the sequences in flight). With probes
 (``generate_and_probe_many``), a finished sequence is probed on its own KV cells first: deepest cut
 first, each cut truncating the sequence's cells (``llama_memory_seq_rm`` on its seq_id) to the
@@ -38,6 +41,10 @@ if TYPE_CHECKING:
 
 Probe = tuple[Sequence[float], str, Mapping[str, Sequence[str]]]  # cut fractions, cue, candidates
 Finished = Callable[[int, Generation, "list[CandidateScores] | None"], None]
+# Shortest shared prompt prefix copied from another sequence's KV stream instead of prefilled: a
+# copy moves the whole stream (n_ctx cells; 47 MB for the embedded model at n_ctx 2048, a few ms),
+# which costs less than prefilling about 16 tokens on a CPU.
+MIN_SHARED_PREFIX = 16
 
 
 @dataclass
@@ -49,7 +56,7 @@ class InFlight:
     request: Request
     rendered: str
     prompt: list[int]
-    sampler: object
+    sampler: object | None  # None: greedy, the argmax of the logits taken here (no sampler chain)
     stream: "TokenStream"
     cells: list[int] = field(default_factory=list)  # tokens held by this sequence's KV cells, by position
     pending: int | None = None  # the sampled token the next decode step evaluates
@@ -82,6 +89,9 @@ class BatchedDecoder:
         self.n_vocab = engine._n_vocab
         self._is_eog = llama_cpp.llama_vocab_is_eog
         self._seq_rm = llama_cpp.llama_memory_seq_rm
+        self._seq_cp = llama_cpp.llama_memory_seq_cp
+        self._logits_ith = llama_cpp.llama_get_logits_ith
+        self._pieces: dict[int, bytes] = {}  # token -> its bytes (the vocabulary is fixed)
 
     # -- llama.cpp calls ----------------------------------------------------------------------
     def _decode(self, entries: Sequence[tuple[int, int, int, bool]]) -> None:
@@ -106,6 +116,26 @@ class BatchedDecoder:
 
     def _clear(self, seq_id: int) -> None:
         self._seq_rm(self.memory, seq_id, -1, -1)
+
+    def _share_prefix(self, seq: InFlight, others: Sequence[InFlight]) -> None:
+        """Give ``seq`` (empty cells) the longest prefix of its prompt that another sequence's prompt
+        shares, copied from that sequence's stream, when it is at least ``MIN_SHARED_PREFIX`` tokens
+        (the last prompt token is always evaluated: its logits give the first sample)."""
+        best, n = None, 0
+        for other in others:
+            m = min(len(other.prompt), len(seq.prompt) - 1)
+            a, b = np.asarray(other.prompt[:m]), np.asarray(seq.prompt[:m])
+            diff = np.flatnonzero(a != b)
+            common = int(diff[0]) if len(diff) else m
+            if common > n:
+                best, n = other, common
+        if best is None or n < MIN_SHARED_PREFIX:
+            return
+        # a copy between streams takes the whole stream (applied at the next decode); the cells
+        # past the shared prefix are then dropped
+        self._seq_cp(self.memory, best.seq_id, seq.seq_id, -1, -1)
+        self._seq_rm(self.memory, seq.seq_id, n, -1)
+        seq.cells = list(seq.prompt[:n])
 
     def logits_after(self, seq: InFlight, tokens: list[int]) -> np.ndarray:
         """Next-token logits once the sequence's cells hold exactly ``tokens``: the longest common
@@ -132,11 +162,18 @@ class BatchedDecoder:
         if len(seq.stream.tokens) >= budget or len(seq.cells) >= self.engine.spec.n_ctx:
             seq.finish = "length"
             return True
-        tok = seq.sampler.sample(self.ctx, idx)
+        if seq.sampler is None:  # greedy: the first largest logit, as llama.cpp's greedy sampler picks
+            row = np.ctypeslib.as_array(self._logits_ith(self.ctx.ctx, idx), shape=(self.n_vocab,))
+            tok = int(np.argmax(row))
+        else:
+            tok = seq.sampler.sample(self.ctx, idx)
         if self._is_eog(self.vocab, tok):
             seq.finish = "stop"
             return True
-        if seq.stream.add(tok, self.engine.token_piece(tok)):
+        piece = self._pieces.get(tok)
+        if piece is None:
+            piece = self._pieces[tok] = self.engine.token_piece(tok)
+        if seq.stream.add(tok, piece):
             seq.finish = "stop"
             return True
         if len(seq.stream.tokens) >= budget:
@@ -145,16 +182,20 @@ class BatchedDecoder:
         seq.pending = tok
         return False
 
-    def _start(self, j: int, request: Request, rendered: str, seq_id: int) -> InFlight:
+    def _start(self, j: int, request: Request, rendered: str, seq_id: int, others: Sequence[InFlight]) -> InFlight:
+        """Prefill a request's prompt in slot ``seq_id`` (its shared prefix copied from ``others``)."""
         from thinkbias.llm.llamacpp import TokenStream
 
-        eng = self.engine
+        eng, sampling = self.engine, request.sampling
         prompt = eng.tokenize_prompt(rendered)
         eng._check_len(len(prompt))
-        seq = InFlight(seq_id, j, request, rendered, prompt, eng._sampler(request.sampling),
-                        TokenStream(request.sampling.stop))
-        self._extend(seq, prompt)
-        eng._count(prompt_tokens=len(prompt))
+        greedy = sampling.temperature <= 0 and sampling.json_schema is None
+        seq = InFlight(seq_id, j, request, rendered, prompt, None if greedy else eng._sampler(sampling),
+                       TokenStream(sampling.stop))
+        self._share_prefix(seq, others)
+        rest = prompt[len(seq.cells):]
+        self._extend(seq, rest)
+        eng._count(prompt_tokens=len(rest))
         return seq
 
     def _finish(self, seq: InFlight, probe: Probe | None, finished: Finished) -> None:
@@ -182,7 +223,7 @@ class BatchedDecoder:
             while queue or running:
                 while queue and free:
                     j = queue.popleft()
-                    seq = self._start(j, items[j][0], items[j][1], free.popleft())
+                    seq = self._start(j, items[j][0], items[j][1], free.popleft(), list(running.values()))
                     if self._advance(seq, -1):
                         self._finish(seq, probe, finished)
                         free.append(seq.seq_id)
@@ -190,7 +231,9 @@ class BatchedDecoder:
                         running[seq.seq_id] = seq
                 if not running:
                     continue
-                order = list(running.values())
+                # by seq_id: llama.cpp splits a step into one graph evaluation per run of consecutive
+                # seq_ids (its per-stream KV cache), so an unordered step would cost several
+                order = [running[k] for k in sorted(running)]
                 self._decode([(s.pending, len(s.cells), s.seq_id, True) for s in order])
                 done = []
                 for idx, seq in enumerate(order):  # every sample first: probes overwrite the logits
