@@ -21,8 +21,8 @@ def fairness_tables(b: int, c: int, p: float, delta: tuple[float, float, float])
     figure2 = pd.DataFrame([{"model": M, "dataset": "adult", "dcf_nothink": (b + 2) / 40, "dcf_nothink_lo": 0.0,
                              "dcf_nothink_hi": 0.3, "dcf_think": (c + 2) / 40, "dcf_think_lo": 0.0, "dcf_think_hi": 0.4,
                              "delta_dcf": d, "delta_dcf_lo": lo, "delta_dcf_hi": hi}])
-    parse = pd.DataFrame([{"model": M, "dataset": "adult", "pairs": 41, "nothink_unparsed": 1, "think_unparsed": 2,
-                           "nothink_refusal": 0, "think_refusal": 0}])
+    parse = pd.DataFrame([{"model": M, "dataset": "adult", "pairs": 41, "N": 40, "nothink_unparsed": 1,
+                           "think_unparsed": 2, "nothink_refusal": 0, "think_refusal": 0}])
     return table2, figure2, parse
 
 
@@ -48,6 +48,16 @@ def test_fairness_reading_says_only_what_the_interval_and_mcnemar_support():
     assert "thinking raises the counterfactual flip rate from 0.075 to 0.400" in found
     assert "creates more flips than it resolves (c = 14, b = 1" in found
     assert "nothing says" in fairness_reading(fairness_headline(*fairness_tables(0, 0, 1.0, (0, 0, 0)), M))
+
+
+def test_fairness_dataset_with_no_retained_pair_keeps_its_row_and_says_so():
+    # every nothink answer unparsed: Table 2 and Figure 2 have no row, parse_counts does
+    table2, figure2, parse = fairness_tables(0, 0, 1.0, (0, 0, 0))
+    parse = parse.assign(N=0, nothink_unparsed=8)
+    head = fairness_headline(table2[table2["model"] != M], figure2.iloc[0:0], parse, M)
+    assert head["dataset"].tolist() == ["adult"] and head["N"].tolist() == [0] and head["a"].isna().all()
+    assert fairness_reading(head) == ("On adult, no pair has parsed answers on both sides in both arms (N = 0 of 41 "
+                                      "pairs; unparsed answers: 8 without thinking, 2 with), so nothing can be read.")
 
 
 def position_tables(rho: float, p: float):

@@ -41,28 +41,36 @@ def mean_interval(values: pd.Series, level: float = 0.95) -> tuple[float, float,
 
 def fairness_headline(table2: pd.DataFrame, figure2: pd.DataFrame, parse_counts: pd.DataFrame,
                       model: str) -> pd.DataFrame:
-    """Per dataset: the contingency cells a (no flip), b (flip under nothink only: resolved by
-    thinking), c (think only: created), d (both) over N pairs, the exact McNemar p, and the flip rate
-    D_cf of each arm and their difference with the pair-bootstrap 95% intervals, plus unparsed and
-    refused answers per arm."""
-    cells = table2[table2["model"] == model][["dataset", "N", "a", "b", "c", "d", "mcnemar_p"]]
+    """Per dataset: the pairs sampled and N retained (parsed answers on both sides in both arms),
+    the contingency cells a (no flip), b (flip under nothink only: resolved by thinking), c (think
+    only: created), d (both), the exact McNemar p, the flip rate D_cf of each arm and their
+    difference with the pair-bootstrap 95% intervals, and unparsed and refused answers per arm. A
+    dataset whose N is 0 keeps its row (counts only), so a run where nothing parsed cannot pass for
+    one that did not run."""
+    parsed = parse_counts[parse_counts["model"] == model][
+        ["dataset", "pairs", "N", "nothink_unparsed", "think_unparsed", "nothink_refusal", "think_refusal"]]
+    cells = table2[table2["model"] == model][["dataset", "a", "b", "c", "d", "mcnemar_p"]]
     rates = figure2[figure2["model"] == model][
         ["dataset", "dcf_nothink", "dcf_nothink_lo", "dcf_nothink_hi", "dcf_think", "dcf_think_lo",
          "dcf_think_hi", "delta_dcf", "delta_dcf_lo", "delta_dcf_hi"]]
-    parsed = parse_counts[parse_counts["model"] == model][
-        ["dataset", "pairs", "nothink_unparsed", "think_unparsed", "nothink_refusal", "think_refusal"]]
-    out = cells.merge(rates, on="dataset", how="left").merge(parsed, on="dataset", how="left")
-    return out.reset_index(drop=True)
+    out = parsed.merge(cells, on="dataset", how="left").merge(rates, on="dataset", how="left")
+    order = ["dataset", "pairs", "N", "a", "b", "c", "d", "mcnemar_p", *rates.columns[1:], *parsed.columns[3:]]
+    return out[order].reset_index(drop=True)
 
 
 def fairness_reading(headline: pd.DataFrame) -> str:
     """One paragraph on the fairness numbers: per dataset, whether thinking changed the flip rate
     (interval of the difference excluding 0) and whether created and resolved flips differ (McNemar)."""
     if headline.empty:
-        return "The fairness study did not run on this model."
+        return "The fairness tables hold no row of this model."
     parts = []
     for row in headline.itertuples():
         n = int(row.N)
+        if n == 0:
+            parts.append(f"On {row.dataset}, no pair has parsed answers on both sides in both arms (N = 0 of "
+                         f"{int(row.pairs)} pairs; unparsed answers: {int(row.nothink_unparsed)} without thinking, "
+                         f"{int(row.think_unparsed)} with), so nothing can be read.")
+            continue
         if _missing(row.delta_dcf_lo) or row.delta_dcf_lo <= 0 <= row.delta_dcf_hi:
             rate = (f"no detectable difference in the counterfactual flip rate between thinking and not "
                     f"thinking at this N (difference {row.delta_dcf:+.3f}, 95% CI {row.delta_dcf_lo:+.3f} to "
@@ -112,7 +120,7 @@ def position_reading(headline: pd.DataFrame) -> str:
     """One paragraph on the position numbers: PBS per mode with N and interval, and whether PBS
     moves with reasoning length at this N."""
     if headline.empty:
-        return "The position study did not run on this model."
+        return "The position tables hold no row of this model."
     parts = []
     for row in headline.itertuples():
         level = (f"In {row.mode} mode on {row.benchmark}, position bias PBS = {row.pbs:.3f} "
@@ -173,7 +181,7 @@ def blindspot_reading(headline: pd.DataFrame) -> str:
     """One paragraph on the blindspot numbers: flagged concepts per task (or none at the family-wise
     level), and whether the protected attribute was rediscovered."""
     if headline.empty:
-        return "The blindspot study did not run on this model."
+        return "The blindspot tables hold no row of this model."
     parts = []
     flagged = headline[headline["kind"] == "flagged"]
     for t in headline[headline["kind"] == "task"].itertuples():
@@ -222,9 +230,10 @@ def position_paper_rows(paper: Mapping, modes: list[str]) -> pd.DataFrame:
 
 def blindspot_paper_rows(paper: Mapping) -> pd.DataFrame:
     """The blindspot paper's findings for the protected attributes the fairness tasks vary."""
-    rows = [{"quantity": f"{f['bias']} bias: effect (acceptance-rate difference)",
+    rows = [{"quantity": f"{f['bias']} bias, effect (acceptance-rate difference); {f.get('direction', '')}",
              "scope": f"{f['models_flagged']} models",
-             "paper": f"{f['effect_low']:g} to {f['effect_high']:g}", "source": f.get("direction", "")}
+             "paper": f"{f['effect_low']:g} to {f['effect_high']:g}",
+             "source": "findings by bias category (paper notes)"}
             for f in paper.get("findings", []) if f["bias"] in BLINDSPOT_PAPER_BIASES]
     return pd.DataFrame(rows, columns=["quantity", "scope", "paper", "source"])
 
@@ -243,7 +252,7 @@ def audit_markdown(model: str, settings: pd.DataFrame, sections: Mapping[str, tu
               "blindspot": "Blindspot: unverbalized biases on the fairness profiles"}
     for study, (headline, reading, paper) in sections.items():
         out += [f"## {titles[study]}\n"]
-        if headline.empty:
+        if headline.empty and paper.empty:  # the study did not run
             out += [reading, ""]
             continue
         out += [markdown_table(headline), "", "**Reading.** " + reading, "",
