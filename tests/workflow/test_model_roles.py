@@ -1,8 +1,12 @@
-"""Every LLM step of the blindspot study is a model role whose job asks for weights and a GPU exactly
-when the step runs a model (rules/common.smk:model_role), checked on the jobs of real
-``snakemake -n`` runs over combinations of the steps' switches, with a registry whose embedded model
-declares one GPU. The expected steps per combination are written out here from what each step's
-script does (docs/blindspot.md), not computed by the workflow's own helper."""
+"""Every LLM step of the blindspot study is a model role whose job asks for weights, a GPU and the
+model's env exactly when the step runs a model (rules/common.smk:model_role), checked on the jobs of
+real ``snakemake -n`` runs over combinations of the steps' switches (weights, GPUs) and on the rules
+of the workflow Snakemake loads for the same config (conda env), with a registry whose embedded
+model declares one GPU. The expected steps per combination are written out here from what each
+step's script does (docs/blindspot.md), not computed by the workflow's own helper."""
+import json
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -29,6 +33,25 @@ CASES = {
 }
 
 
+# prints {rule: conda env} of the workflow Snakemake loads with the given config file
+RULE_ENVS = """
+import json, sys
+from pathlib import Path
+from snakemake.api import SnakemakeApi
+from snakemake.settings.types import ConfigSettings, ResourceSettings
+with SnakemakeApi() as api:
+    wf = api.workflow(resource_settings=ResourceSettings(), config_settings=ConfigSettings(configfiles=[Path(sys.argv[1])]),
+                      snakefile=Path("Snakefile"), workdir=Path("."))
+    print(json.dumps({r.name: r.conda_env for r in wf._workflow.rules if isinstance(r.conda_env, str)}))
+"""
+
+
+def rule_envs(workdir: Path) -> dict:
+    proc = subprocess.run([sys.executable, "-c", RULE_ENVS, str(workdir / "test-config.yaml")], cwd=workdir,
+                          capture_output=True, text=True, timeout=300, check=True)
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
 def gpu_registry(path: Path) -> Path:
     registry = yaml.safe_load((REPO / "config/models.yaml").read_text())
     registry[MODEL]["gpus"] = 1
@@ -52,3 +75,7 @@ def test_blindspot_steps_ask_for_weights_and_gpus_exactly_when_they_run_a_model(
         seen[step] = (any(f.startswith(weights) for f in job["input"]), job["resources"].get("gpu"))
     expected = {step: (step in running, "1" if step in running else "0") for step in STEP_RULES}
     assert seen == expected
+    envs = rule_envs(workflow_dir)
+    task_steps = [step for step in STEP_RULES if step != "target"]  # the target's env follows its {model}
+    assert {step: envs[STEP_RULES[step]] for step in task_steps} == {
+        step: "../envs/llamacpp.yaml" if step in running else "../envs/analysis.yaml" for step in task_steps}
