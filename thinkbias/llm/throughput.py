@@ -6,7 +6,8 @@ Two engines of the same model are loaded: ``n_parallel = 1`` (sequential) and ``
 sequences`` (batched); n requests sent to the batched engine keep n sequences in flight. The two
 runs of one size use the same requests and alternate their order from repetition to repetition
 (AB, BA, ...), so that a load change on a shared machine hits both; the ratio is taken per
-repetition and its median reported.
+repetition and its median reported. Time is elapsed (``clock="wall"``) or this process's CPU
+seconds (``clock="cpu"``: with one thread, a measure that other processes' load barely moves).
 """
 
 from __future__ import annotations
@@ -14,12 +15,13 @@ from __future__ import annotations
 import statistics
 import time
 from dataclasses import dataclass, replace
-from typing import Sequence
+from typing import Callable, Sequence
 
 from thinkbias.llm.types import ModelSpec, Request, Sampling
 
 TOPICS = ("rivers", "bread", "bridges", "comets", "forests", "glass", "honey", "islands", "jazz", "kites",
           "lighthouses", "maps", "oceans", "paper", "rain", "salt")
+CLOCKS: dict[str, Callable[[], float]] = {"wall": time.perf_counter, "cpu": time.process_time}
 
 
 @dataclass(frozen=True)
@@ -43,18 +45,18 @@ def essay_requests(n: int, tag: str, max_tokens: int) -> list[Request]:
                          sampling=Sampling(max_tokens=max_tokens)) for i in range(n)]
 
 
-def _tokens_per_s(engine, requests: Sequence[Request]) -> float:
+def _tokens_per_s(engine, requests: Sequence[Request], clock: Callable[[], float] = time.perf_counter) -> float:
     before = engine.stats.generated_tokens
-    t = time.perf_counter()
+    t = clock()
     engine.generate(requests)
-    return (engine.stats.generated_tokens - before) / (time.perf_counter() - t)
+    return (engine.stats.generated_tokens - before) / (clock() - t)
 
 
 def batching_ratios(spec: ModelSpec, sequences: Sequence[int], threads: int, max_tokens: int = 64,
-                    reps: int = 3, n_ctx: int | None = None) -> list[RatioRow]:
+                    reps: int = 3, n_ctx: int | None = None, clock: str = "wall") -> list[RatioRow]:
     """Measure sequential and batched throughput at each number of ``sequences`` with ``threads``
     threads (``n_ctx``: context per sequence, default the registry's; a small one keeps the
-    batched KV cache of ``max(sequences) x n_ctx`` cells small)."""
+    batched KV cache of ``max(sequences) x n_ctx`` cells small; ``clock``: a key of ``CLOCKS``)."""
     from thinkbias.llm import open_engine
 
     spec = replace(spec, n_ctx=n_ctx or spec.n_ctx)
@@ -70,7 +72,7 @@ def batching_ratios(spec: ModelSpec, sequences: Sequence[int], threads: int, max
                 reqs = essay_requests(n, f"rep {rep}", max_tokens)
                 order = ((0, seq), (1, bat)) if rep % 2 == 0 else ((1, bat), (0, seq))
                 for which, eng in order:
-                    runs[n][which].append(_tokens_per_s(eng, reqs))
+                    runs[n][which].append(_tokens_per_s(eng, reqs, CLOCKS[clock]))
     return [RatioRow(threads, n, statistics.median(s), statistics.median(b),
                      tuple(bb / ss for ss, bb in zip(s, b))) for n, (s, b) in runs.items()]
 
