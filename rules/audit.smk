@@ -14,11 +14,14 @@ def audit_report_inputs(wildcards):
                          "(config key 'audit.model' is null)")
     inputs = {}
     if study_enabled("fairness"):
-        inputs.update({f"fairness_{name}": f"{FAIR_RUN}/tables/{name}.csv" for name in ("table2", "figure2", "parse_counts")})
+        for name in ("table2", "figure2", "parse_counts"):
+            inputs[f"fairness_{name}"] = f"{FAIR_RUN}/tables/{name}.csv"
         inputs["fairness_paper"] = "resources/paper/fairness.yaml"
     if study_enabled("position"):
-        inputs.update(position_summary=position_table_path("table2"), position_correlation=position_table_path("table1"),
-                      position_questions="results/position/questions.csv", position_paper="resources/paper/position.yaml")
+        inputs.update(position_summary=position_table_path("table2"),
+                      position_correlation=position_table_path("table1"),
+                      position_questions="results/position/questions.csv",
+                      position_paper="resources/paper/position.yaml")
     if study_enabled("blindspot"):
         inputs.update(blindspot_flagged=f"{BS_DIR}/tables/flagged.csv", blindspot_funnel=f"{BS_DIR}/tables/funnel.csv",
                       blindspot_paper="resources/paper/blindspot.yaml")
