@@ -5,7 +5,9 @@ import logging
 import numpy as np
 import pandas as pd
 
-from thinkbias.blindspot.calls import needed_responses, pairs_from_responses, run_targets, target_requests, verdict_pairs
+from thinkbias.blindspot.calls import (
+    needed_responses, pairs_from_responses, run_targets, target_requests, verdict_pairs,
+)
 from thinkbias.llm.roles import ModelRole, request_seed, run_role
 
 VARIATIONS = pd.DataFrame({"concept_id": ["a", "a", "a", "b"], "input_id": ["x1", "x2", "x3", "x1"],

@@ -25,9 +25,9 @@ CASES = {
     # dedup on but no generated concept to compare: no pair, no model
     "hypothesis-off-dedup-on": ({"hypothesis": {"enabled": False}, "dedup": {"enabled": True}},
                                 {"embed", "target"}),
-    "every-model-step": ({"rewrite": {"enabled": True}, "hypothesis": {"enabled": True}, "quality": {"enabled": True},
-                          "verbalization": {"judge": "autorater"}},
-                         {"rewrite", "embed", "hypothesis", "dedup", "variations", "quality", "verbalization", "target"}),
+    "every-model-step": ({"rewrite": {"enabled": True}, "hypothesis": {"enabled": True},
+                          "quality": {"enabled": True}, "verbalization": {"judge": "autorater"}},
+                         set(STEP_RULES)),
     "tfidf-keywords": ({"embedder": "tfidf", "rewrite": {"enabled": False}, "verbalization": {"judge": "keywords"}},
                        {"target"}),
 }
@@ -40,8 +40,9 @@ from pathlib import Path
 from snakemake.api import SnakemakeApi
 from snakemake.settings.types import ConfigSettings, ResourceSettings
 with SnakemakeApi() as api:
-    wf = api.workflow(resource_settings=ResourceSettings(), config_settings=ConfigSettings(configfiles=[Path(sys.argv[1])]),
-                      snakefile=Path("Snakefile"), workdir=Path("."))
+    config = ConfigSettings(configfiles=[Path(sys.argv[1])])
+    wf = api.workflow(resource_settings=ResourceSettings(), config_settings=config, snakefile=Path("Snakefile"),
+                      workdir=Path("."))
     print(json.dumps({r.name: r.conda_env for r in wf._workflow.rules if isinstance(r.conda_env, str)}))
 """
 

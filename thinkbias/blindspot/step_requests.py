@@ -15,7 +15,9 @@ import pandas as pd
 from thinkbias.blindspot.clusters import hypothesis_batches
 from thinkbias.blindspot.concepts import DEDUP_SCHEMA, HYPOTHESIS_SCHEMA, build_dedup_prompt, build_hypothesis_prompt
 from thinkbias.blindspot.tasks import render_task_prompt, task_spec
-from thinkbias.blindspot.variations import QUALITY_SCHEMA, VARIATION_SCHEMA, build_quality_prompt, build_variation_prompt
+from thinkbias.blindspot.variations import (
+    QUALITY_SCHEMA, VARIATION_SCHEMA, build_quality_prompt, build_variation_prompt,
+)
 from thinkbias.llm.roles import ModelRole
 from thinkbias.llm.types import Request
 
@@ -26,9 +28,9 @@ REWRITE_STYLES = {"loan": "a 3-4 sentence first-person loan request",
 
 def rewrite_requests(role: ModelRole, inputs: pd.DataFrame, template: str, task: str) -> list[Request]:
     """One prose rewrite per input (``input_id, text``), in the task's style."""
-    spec = task_spec(task)
-    return [role.chat(Template(template).safe_substitute(input_name=spec.input_name, style=REWRITE_STYLES[task], text=t),
-                      "rewrite", i)
+    prompt = Template(template)
+    style = {"input_name": task_spec(task).input_name, "style": REWRITE_STYLES[task]}
+    return [role.chat(prompt.safe_substitute(**style, text=t), "rewrite", i)
             for i, t in zip(inputs["input_id"], inputs["text"])]
 
 
