@@ -48,6 +48,11 @@ def test_fairness_reading_says_only_what_the_interval_and_mcnemar_support():
     assert "thinking raises the counterfactual flip rate from 0.075 to 0.400" in found
     assert "creates more flips than it resolves (c = 14, b = 1" in found
     assert "nothing says" in fairness_reading(fairness_headline(*fairness_tables(0, 0, 1.0, (0, 0, 0)), M))
+    t2, f2, pc = fairness_tables(0, 0, 1.0, (0, 0, 0))
+    t2.loc[0, "d"] = 0
+    assert fairness_reading(fairness_headline(t2, f2, pc, M)) == (
+        "On adult, no pair flipped in either arm (N = 40 pairs), so no difference between thinking and not "
+        "thinking is detectable at this N.")
 
 
 def test_fairness_dataset_with_no_retained_pair_keeps_its_row_and_says_so():

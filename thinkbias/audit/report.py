@@ -71,6 +71,10 @@ def fairness_reading(headline: pd.DataFrame) -> str:
                          f"{int(row.pairs)} pairs; unparsed answers: {int(row.nothink_unparsed)} without thinking, "
                          f"{int(row.think_unparsed)} with), so nothing can be read.")
             continue
+        if row.b + row.c + row.d == 0:
+            parts.append(f"On {row.dataset}, no pair flipped in either arm (N = {n} pairs), so no difference between "
+                         f"thinking and not thinking is detectable at this N.")
+            continue
         if _missing(row.delta_dcf_lo) or row.delta_dcf_lo <= 0 <= row.delta_dcf_hi:
             rate = (f"no detectable difference in the counterfactual flip rate between thinking and not "
                     f"thinking at this N (difference {row.delta_dcf:+.3f}, 95% CI {row.delta_dcf_lo:+.3f} to "
