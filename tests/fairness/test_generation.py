@@ -112,10 +112,11 @@ def _fused_checks(engine, prompts):
     pd.testing.assert_frame_equal(nothink, generate_and_probe_arm(engine, prompts, "nothink", 4, 4, None)[0])
     assert think["forced_close"].all() and len(tp) == len(np_) == 2
     cue = engine.count_tokens(probe_cue(engine.spec.think_close))
-    # think: one cue per distinct cut of the generated trace (at most one per depth k/K), nothing else;
+    # think: one cue per distinct cut of the generated trace (at most one per depth k/K), plus the last
+    # generated token when the deepest cut reaches it (sampled, never decoded), nothing else (no prefill);
     # nothink: only the answer cue after the generated answer
     ev = tp["probe_tokens_evaluated"]
-    assert ((ev % cue == 0) & (ev > 0) & (ev <= len(depth_fractions(Ks)) * cue)).all()
+    assert ((ev > 0) & (ev <= len(depth_fractions(Ks)) * cue + 1)).all()
     assert (np_["probe_tokens_evaluated"] <= engine.count_tokens(ANSWER_CUE) + 2).all()
     forced_prefill = spent - int(think.prompt_tokens.sum()) - int(nothink.prompt_tokens.sum()) \
         - int(tp.probe_tokens_evaluated.sum()) - int(np_.probe_tokens_evaluated.sum())
@@ -128,10 +129,11 @@ def _fused_checks(engine, prompts):
     nt = m[m.arm == "nothink"]
     assert (nt["p_yes"] == nt["p_yes_later"]).all()
     t = m[m.arm == "think"]
-    # the empty-trace probe appends the cue to the prompt's cells, decoded in the prompt's batch; the
-    # later job decodes prompt + cue in one batch. Equal on some CPUs' kernels, 2e-3 apart on others
-    # (llama.cpp's matrix kernels differ by batch shape): close, as the full-depth probe below.
-    assert t[depth_column(4, 0)].to_numpy() == pytest.approx(t[depth_column(4, 0) + "_later"].to_numpy(), abs=0.01)
+    # the empty-trace probe appends the cue after the prompt and the newline the model wrote after the
+    # open tag (decoded, and not part of the stored trace); this helper's later probe reads the prompt
+    # and the cue in one batch. Measured 0.022 apart on the embedded model: close, as the full-depth
+    # probe below (docs/engine.md).
+    assert t[depth_column(4, 0)].to_numpy() == pytest.approx(t[depth_column(4, 0) + "_later"].to_numpy(), abs=0.05)
     assert (t[depth_column(2, 1)] == t[depth_column(4, 2)]).all()
     for i, row in think.iterrows():
         req = force_close_request(engine.spec, prompts.user.iloc[i], row.thinking, 4)

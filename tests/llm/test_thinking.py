@@ -2,7 +2,14 @@ from dataclasses import replace
 
 import pytest
 
-from thinkbias.llm.thinking import arm_prefill, split_thinking, thinking_instruction, thinking_token_span
+from thinkbias.llm.base import trace_lead
+from thinkbias.llm.thinking import (
+    arm_prefill,
+    split_thinking,
+    thinking_char_span,
+    thinking_instruction,
+    thinking_token_span,
+)
 from thinkbias.llm.types import ModelSpec
 
 BASE = ModelSpec(id="m", backend="llamacpp")
@@ -50,3 +57,18 @@ def test_thinking_token_span_hand_case():
     assert thinking_token_span(text, pieces, "<think>\n", "</think>", True) == (0, 3)
     pieces = [b"<think>", b"\n", b"Hm", b"</think>", b"No"]
     assert thinking_token_span("<think>\nHm</think>No", pieces, "<think>\n", "</think>", False) == (2, 3)
+
+
+def test_thinking_span_leaves_out_the_newlines_split_thinking_strips():
+    """The probed span is the stored trace's characters: a leading newline after the prompt's open
+    tag and a trailing one before the close tag belong to neither."""
+    text = "\nStep one.\n</think> Yes"
+    start, end = thinking_char_span(text, "<think>\n", "</think>", True)
+    assert text[start:end] == split_thinking("<think>\n" + text, "<think>\n", "</think>").thinking == "Step one."
+    pieces = [b"\n", b"Step", b" one", b".", b"\n", b"</think>", b" Yes"]
+    assert thinking_token_span(text, pieces, "<think>\n", "</think>", True) == (1, 4)
+    assert thinking_token_span(text, pieces, "<think>\n", "</think>", True, trace="text") == (0, 7)
+    assert trace_lead(text, "<think>\n", "</think>", True) == "\n"
+    assert trace_lead("<think>\n\nHm</think>", "<think>\n", "</think>", False) == "<think>\n\n"
+    with pytest.raises(ValueError, match="unknown probe trace 'answer'"):
+        thinking_token_span(text, pieces, "<think>\n", "</think>", True, trace="answer")

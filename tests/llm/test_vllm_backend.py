@@ -145,6 +145,7 @@ def _fake_vllm(eng):
 @pytest.mark.slow
 def test_vllm_engine_orchestration_on_stand_in(engine, spec, monkeypatch, tmp_path):
     from thinkbias.llm import open_engine
+    from thinkbias.llm.base import trace_lead
     from thinkbias.llm.thinking import arm_prefill
     from thinkbias.llm.types import YES_NO
 
@@ -165,8 +166,9 @@ def test_vllm_engine_orchestration_on_stand_in(engine, spec, monkeypatch, tmp_pa
         many = v.generate_and_probe_many(reqs, [0.0, 0.5, 1.0], cue, YES_NO)
         assert v.llm.calls[-1] == 9  # every probe of every trace in one batch
         assert all(len(sc) == 3 for _, sc in many)
-        trace = gens[0].thinking
-        full = v.probe(reqs[0], trace, [v.count_tokens(trace)], cue, YES_NO)[0]
+        trace = gens[0].thinking  # probed after the newlines the model wrote after the prompt's open tag
+        lead = trace_lead(gens[0].text, spec.think_open, spec.think_close, True)
+        full = v.probe(reqs[0], lead + trace, [v.count_tokens(lead) + v.count_tokens(trace)], cue, YES_NO)[0]
         assert full.probs["Yes"] == pytest.approx(many[0][1][2].probs["Yes"], abs=1e-9)
     with open_engine(vspec, tmp_path) as again:
         again.generate_and_probe_many(reqs, [0.0, 0.5, 1.0], cue, YES_NO)

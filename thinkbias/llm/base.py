@@ -14,12 +14,14 @@ import threading
 import time
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
-from typing import Callable, Mapping, Sequence
+from typing import Callable, Mapping, Sequence, TypeVar
 
 from thinkbias.llm.cache import RequestCache, cache_path
+from thinkbias.llm.thinking import thinking_char_span
 from thinkbias.llm.types import CandidateScores, Generation, ModelSpec, Request, sha256_text
 
 OnResult = Callable[[int, Generation], None]
+R = TypeVar("R")  # one request's result: a Generation, or a Generation with its probes
 log = logging.getLogger(__name__)
 
 
@@ -82,19 +84,12 @@ def fraction_cuts(cut_fractions: Sequence[float], n: int) -> list[int]:
     return [min(n, max(0, int(math.floor(f * n + 0.5 + 1e-9)))) for f in cut_fractions]
 
 
-def trace_lead(text: str, think_open: str, opened: bool) -> str:
-    """The part of a generated ``text`` before its thinking trace starts (the open tag and the
-    newlines after it, when the model wrote the tag itself); empty when the prompt opened it."""
-    tag = think_open.strip()
-    if opened or not tag:
-        return ""
-    i = text.find(tag)
-    if i < 0:
-        return ""
-    j = i + len(tag)
-    while j < len(text) and text[j] == "\n":
-        j += 1
-    return text[:j]
+def trace_lead(text: str, think_open: str, think_close: str, opened: bool) -> str:
+    """The part of a generated ``text`` before its thinking trace starts: the model's own open tag
+    (when the prompt did not open the trace) and the newlines ``split_thinking`` strips from the
+    trace. ``CachedEngine.stored_trace_probe`` puts it back before a stored trace."""
+    span = thinking_char_span(text, think_open, think_close, opened)
+    return "" if span is None else text[:span[0]]
 
 
 class CachedEngine:
@@ -126,20 +121,22 @@ class CachedEngine:
         raise NotImplementedError
 
     def _generate_and_probe_uncached(self, request: Request, rendered: str, cut_fractions: Sequence[float], cue: str,
-                                     candidates: Mapping[str, Sequence[str]]) -> tuple[Generation, list[CandidateScores]]:
-        """Default: generate, then probe the thinking text (backends with KV reuse override this)."""
+                                     candidates: Mapping[str, Sequence[str]],
+                                     trace: str = "thinking") -> tuple[Generation, list[CandidateScores]]:
+        """Default: generate, then probe the trace's text (backends with KV reuse override this)."""
         box: list[Generation] = []
         self._generate_uncached([(request, rendered)], lambda j, g: box.append(g))
         gen = box[0]
-        return gen, self._probe_cached_trace(request, rendered, gen, cut_fractions, cue, candidates)
+        return gen, self._probe_cached_trace(request, rendered, gen, cut_fractions, cue, candidates, trace)
 
     def _generate_and_probe_many_uncached(self, items: list[tuple[Request, str]], cut_fractions: Sequence[float],
                                           cue: str, candidates: Mapping[str, Sequence[str]],
-                                          done: Callable[[int, Generation, list[CandidateScores]], None]) -> None:
+                                          done: Callable[[int, Generation, list[CandidateScores]], None],
+                                          trace: str = "thinking") -> None:
         """Run ``_generate_and_probe_uncached`` on every (request, rendered), calling
         ``done(j, generation, scores)`` as each finishes (a batching backend runs them together)."""
         for j, (req, rendered) in enumerate(items):
-            gen, scores = self._generate_and_probe_uncached(req, rendered, cut_fractions, cue, candidates)
+            gen, scores = self._generate_and_probe_uncached(req, rendered, cut_fractions, cue, candidates, trace)
             done(j, gen, scores)
 
     def batches_generation(self) -> bool:
@@ -222,71 +219,97 @@ class CachedEngine:
 
         return prompt_opens_thinking(rendered, self.spec.think_open, self.spec.think_close)
 
+    def stored_trace_probe(self, request: Request, rendered: str, gen: Generation, cut_fractions: Sequence[float],
+                           trace: str = "thinking") -> tuple[Request, str, list[int]]:
+        """The ``probe`` arguments (request, trace text, token cuts) that read a cached generation's
+        trace as the fused probe read it: the same text before each cut, and cuts at
+        ``floor(f * n + 1/2)`` of the stored trace's n tokens.
+
+        ``text``: the whole generated text. ``thinking``: the stored thinking trace, after the text
+        that led to it in the generation (``trace_lead``). The model's own open tag joins the prompt
+        side (it may be a special token); the newlines after it join the trace side, as the model
+        generated them (in the prompt they would merge with the prefill's newline into one token),
+        and the cuts skip their tokens."""
+        if trace == "text":
+            return request, gen.text, fraction_cuts(cut_fractions, self.count_tokens(gen.text))
+        lead = trace_lead(gen.text, self.spec.think_open, self.spec.think_close, self._opened(rendered))
+        head = lead.rstrip("\n")
+        newlines = lead[len(head):]
+        probe_req = replace(request, prefill=request.prefill + head) if head else request
+        skip = self.count_tokens(newlines) if newlines else 0
+        cuts = [skip + c for c in fraction_cuts(cut_fractions, self.count_tokens(gen.thinking))]
+        return probe_req, newlines + gen.thinking, cuts
+
     def _probe_cached_trace(self, request: Request, rendered: str, gen: Generation, cut_fractions: Sequence[float],
-                            cue: str, candidates: Mapping[str, Sequence[str]]) -> list[CandidateScores]:
-        lead = trace_lead(gen.text, self.spec.think_open, self._opened(rendered))
-        probe_req = replace(request, prefill=request.prefill + lead) if lead else request
-        cuts = fraction_cuts(cut_fractions, self.count_tokens(gen.thinking))
-        return self.probe(probe_req, gen.thinking, cuts, cue, candidates)
+                            cue: str, candidates: Mapping[str, Sequence[str]],
+                            trace: str = "thinking") -> list[CandidateScores]:
+        """The probes of a cached generation, by ``probe`` on its stored trace (``stored_trace_probe``)."""
+        probe_req, text, cuts = self.stored_trace_probe(request, rendered, gen, cut_fractions, trace)
+        return self.probe(probe_req, text, cuts, cue, candidates)
 
     # -- the cached primitives ----------------------------------------------------------------
     def generate(self, requests: Sequence[Request], on_result: OnResult | None = None) -> list[Generation]:
         """Complete each request through the cache. Identical requests run once. ``on_result(i, g)``
         is called for every index as its result becomes available (cache hits first)."""
-        results: list[Generation | None] = [None] * len(requests)
+
+        def run(items: list[tuple[Request, str]], done: Callable[[int, Generation], None]) -> None:
+            def stored(j: int, gen: Generation) -> None:
+                self.cache.put("gen", self.gen_key(*items[j]), generation_to_json(gen))
+                done(j, gen)
+
+            self._generate_uncached(items, stored)
+
+        return self._through_generation_cache(requests, lambda req, rendered, value: generation_from_json(value),
+                                              run, on_result, lambda gen: gen)
+
+    def _through_generation_cache(self, requests: Sequence[Request], from_cache: Callable[[Request, str, object], R],
+                                  run: Callable[[list[tuple[Request, str]], Callable[[int, R], None]], None],
+                                  on_result: OnResult | None, generation_of: Callable[[R], Generation]) -> list[R]:
+        """The loop ``generate`` and a batching ``generate_and_probe_many`` share. Identical requests
+        (same generation key) run once; each cached generation becomes a result through
+        ``from_cache(request, rendered, value)``; the rest are leased and ``run(items, done)`` runs
+        them, calling ``done(j, result)`` as each finishes (it stores the result itself). Requests
+        another live process holds are awaited and taken from the cache like the others.
+        ``on_result(i, generation_of(result))`` for every index as its result arrives."""
+        out: list = [None] * len(requests)
         waiting: dict[str, list[int]] = {}
-        todo: list[tuple[str, Request, str]] = []
+        todo: dict[str, tuple[Request, str]] = {}  # gen key -> (request, rendered)
         for i, req in enumerate(requests):
             rendered = self.render(req)
             key = self.gen_key(req, rendered)
             if key in waiting:
                 waiting[key].append(i)
                 continue
-            hit = self.cache.get("gen", key)
-            if hit is not None:
-                self._count(cache_hits=1)
-                results[i] = generation_from_json(hit)
-                if on_result:
-                    on_result(i, results[i])
-                continue
             waiting[key] = [i]
-            todo.append((key, req, rendered))
-        # duplicates of cache hits
-        for key, idxs in list(waiting.items()):
-            if results[idxs[0]] is not None:
-                for i in idxs[1:]:
-                    results[i] = results[idxs[0]]
-                    if on_result:
-                        on_result(i, results[i])
+            todo[key] = (req, rendered)
 
-        def done(j: int, gen: Generation) -> None:
-            key = todo[j][0]
-            self.cache.put("gen", key, generation_to_json(gen))
+        def deliver(key: str, result: R) -> None:
             for i in waiting[key]:
-                results[i] = gen
+                out[i] = result
                 if on_result:
-                    on_result(i, gen)
+                    on_result(i, generation_of(result))
 
-        if todo:
-            position = {key: j for j, (key, _, _) in enumerate(todo)}
+        def from_cached(key: str, value) -> None:
+            self._count(cache_hits=1)
+            deliver(key, from_cache(*todo[key], value))
 
-            def run(keys: list[str]) -> None:  # the requests leased by this process
-                js = [position[k] for k in keys]
-                self._generate_uncached([(todo[j][1], todo[j][2]) for j in js], lambda jj, gen: done(js[jj], gen))
+        uncached = []
+        for key in todo:
+            hit = self.cache.get("gen", key)
+            if hit is None:
+                uncached.append(key)
+            else:
+                from_cached(key, hit)
 
-            def from_elsewhere(key: str, value) -> None:
-                self._count(cache_hits=1)
-                gen = generation_from_json(value)
-                for i in waiting[key]:
-                    results[i] = gen
-                    if on_result:
-                        on_result(i, gen)
+        def leased(keys: list[str]) -> None:  # the requests leased by this process
+            run([todo[k] for k in keys], lambda j, result: deliver(keys[j], result))
 
-            self._leased("gen", list(position), run, from_elsewhere)
-        missing = [i for i, r in enumerate(results) if r is None]
+        if uncached:
+            self._leased("gen", uncached, leased, from_cached)
+        missing = [i for i, r in enumerate(out) if r is None]
         if missing:
             raise RuntimeError(f"{self.spec.id}: {len(missing)} requests produced no result")
-        return results  # type: ignore[return-value]
+        return out
 
     def score(self, request: Request, candidates: Mapping[str, Sequence[str]]) -> CandidateScores:
         """Candidate probabilities right after the rendered prompt + prefill (cached)."""
@@ -314,23 +337,26 @@ class CachedEngine:
         return res
 
     def generate_and_probe(self, request: Request, cut_fractions: Sequence[float], cue: str,
-                           candidates: Mapping[str, Sequence[str]]) -> tuple[Generation, list[CandidateScores]]:
-        """Generate, then probe the thinking trace at ``floor(f * n + 1/2)`` tokens for each fraction.
+                           candidates: Mapping[str, Sequence[str]],
+                           trace: str = "thinking") -> tuple[Generation, list[CandidateScores]]:
+        """Generate, then probe the trace at ``floor(f * n + 1/2)`` of its n tokens for each fraction.
+        ``trace``: ``thinking``, the thinking trace (``Generation.thinking``); ``text``, the whole
+        generated text (``Generation.text``: a chain of thought in the visible reply).
 
         Both parts are cached: a cached generation without cached probes is probed from its text.
         A generation another live process is running now is awaited, not run twice.
         """
-        out = self._generate_and_probe(request, cut_fractions, cue, candidates, wait=True)
+        out = self._generate_and_probe(request, cut_fractions, cue, candidates, wait=True, trace=trace)
         assert out is not None
         return out
 
     def _generate_and_probe(self, request: Request, cut_fractions: Sequence[float], cue: str,
-                            candidates: Mapping[str, Sequence[str]],
-                            wait: bool) -> tuple[Generation, list[CandidateScores]] | None:
+                            candidates: Mapping[str, Sequence[str]], wait: bool,
+                            trace: str = "thinking") -> tuple[Generation, list[CandidateScores]] | None:
         """``generate_and_probe``; with ``wait=False``, None when another process holds the request."""
         rendered = self.render(request)
         gkey = self.gen_key(request, rendered)
-        pkey = self.gap_key(request, rendered, cut_fractions, cue, candidates)
+        pkey = self.gap_key(request, rendered, cut_fractions, cue, candidates, trace)
         g_hit, p_hit = self.cache.get("gen", gkey), self.cache.get("probe", pkey)
         if g_hit is not None:
             gen = generation_from_json(g_hit)
@@ -338,12 +364,13 @@ class CachedEngine:
             if p_hit is not None:
                 self._count(cache_hits=1)
                 return gen, [scores_from_json(d) for d in p_hit]
-            scores = self._probe_cached_trace(request, rendered, gen, cut_fractions, cue, candidates)
+            scores = self._probe_cached_trace(request, rendered, gen, cut_fractions, cue, candidates, trace)
         else:
             made: list[tuple[Generation, list[CandidateScores]]] = []
 
             def run(keys: list[str]) -> None:
-                made.append(self._generate_and_probe_uncached(request, rendered, cut_fractions, cue, candidates))
+                made.append(self._generate_and_probe_uncached(request, rendered, cut_fractions, cue, candidates,
+                                                              trace))
                 # the probes first: a process waiting for the generation then finds both
                 self.cache.put("probe", pkey, [scores_to_json(s) for s in made[0][1]])
                 self.cache.put("gen", gkey, generation_to_json(made[0][0]))
@@ -353,102 +380,73 @@ class CachedEngine:
                 return made[0]
             if held:
                 return None
-            return self._generate_and_probe(request, cut_fractions, cue, candidates, wait)  # made elsewhere
+            return self._generate_and_probe(request, cut_fractions, cue, candidates, wait, trace)  # made elsewhere
         self.cache.put("probe", pkey, [scores_to_json(s) for s in scores])
         return gen, scores
 
     def gap_key(self, request: Request, rendered: str, cut_fractions: Sequence[float], cue: str,
-                candidates: Mapping[str, Sequence[str]]) -> str:
-        """Cache key of the probes of ``generate_and_probe``."""
+                candidates: Mapping[str, Sequence[str]], trace: str = "thinking") -> str:
+        """Cache key of the probes of ``generate_and_probe`` (the thinking trace's key has no trace
+        part, as before ``text`` traces existed)."""
+        parts = () if trace == "thinking" else (f"trace={trace}",)
         return self._key("gap", self.gen_key(request, rendered), cue, canonical(list(cut_fractions)),
-                         canonical(candidates))
+                         canonical(candidates), *parts)
 
     def generate_and_probe_many(self, requests: Sequence[Request], cut_fractions: Sequence[float], cue: str,
-                                candidates: Mapping[str, Sequence[str]],
-                                on_result: OnResult | None = None) -> list[tuple[Generation, list[CandidateScores]]]:
+                                candidates: Mapping[str, Sequence[str]], on_result: OnResult | None = None,
+                                trace: str = "thinking") -> list[tuple[Generation, list[CandidateScores]]]:
         """``generate_and_probe`` over many requests; batched backends (vLLM) override it to batch
         the generations and then all the probes. ``on_result(i, generation)`` as each finishes.
 
         Requests another live process is generating are left for last and then awaited, so two
         processes on one batch share the work instead of doing it twice."""
         if self.batches_generation():
-            return self._generate_and_probe_together(requests, cut_fractions, cue, candidates, on_result)
+            return self._generate_and_probe_together(requests, cut_fractions, cue, candidates, on_result, trace)
         out: list = [None] * len(requests)
         deferred = []
         for i, req in enumerate(requests):
-            out[i] = self._generate_and_probe(req, cut_fractions, cue, candidates, wait=False)
+            out[i] = self._generate_and_probe(req, cut_fractions, cue, candidates, wait=False, trace=trace)
             if out[i] is None:
                 deferred.append(i)
             elif on_result:
                 on_result(i, out[i][0])
         for i in deferred:
-            out[i] = self.generate_and_probe(requests[i], cut_fractions, cue, candidates)
+            out[i] = self.generate_and_probe(requests[i], cut_fractions, cue, candidates, trace)
             if on_result:
                 on_result(i, out[i][0])
         return out
 
     def _generate_and_probe_together(self, requests: Sequence[Request], cut_fractions: Sequence[float], cue: str,
-                                     candidates: Mapping[str, Sequence[str]],
-                                     on_result: OnResult | None) -> list[tuple[Generation, list[CandidateScores]]]:
+                                     candidates: Mapping[str, Sequence[str]], on_result: OnResult | None,
+                                     trace: str) -> list[tuple[Generation, list[CandidateScores]]]:
         """``generate_and_probe_many`` of a batching engine: cache hits first (a cached generation
         without cached probes is probed from its text), then every uncached request leased at once
         and run by ``_generate_and_probe_many_uncached``; each result is stored (probes, then the
         generation) the moment its sequence finishes, so a kill loses only the requests in flight."""
-        out: list = [None] * len(requests)
-        waiting: dict[str, list[int]] = {}
-        todo: dict[str, tuple[Request, str, str]] = {}  # gen key -> (request, rendered, probe key)
 
-        def deliver(key: str, gen: Generation, scores: list[CandidateScores]) -> None:
-            for i in waiting[key]:
-                out[i] = (gen, scores)
-                if on_result:
-                    on_result(i, gen)
-
-        def from_cached(key: str, value) -> None:
-            req, rendered, pkey = todo[key]
+        def from_cache(req: Request, rendered: str, value) -> tuple[Generation, list[CandidateScores]]:
             gen = generation_from_json(value)
-            self._count(cache_hits=1)
+            pkey = self.gap_key(req, rendered, cut_fractions, cue, candidates, trace)
             p_hit = self.cache.get("probe", pkey)
             if p_hit is not None:
                 self._count(cache_hits=1)
-                scores = [scores_from_json(d) for d in p_hit]
-            else:
-                scores = self._probe_cached_trace(req, rendered, gen, cut_fractions, cue, candidates)
-                self.cache.put("probe", pkey, [scores_to_json(s) for s in scores])
-            deliver(key, gen, scores)
+                return gen, [scores_from_json(d) for d in p_hit]
+            scores = self._probe_cached_trace(req, rendered, gen, cut_fractions, cue, candidates, trace)
+            self.cache.put("probe", pkey, [scores_to_json(s) for s in scores])
+            return gen, scores
 
-        for i, req in enumerate(requests):
-            rendered = self.render(req)
-            key = self.gen_key(req, rendered)
-            if key in waiting:
-                waiting[key].append(i)
-                continue
-            waiting[key] = [i]
-            todo[key] = (req, rendered, self.gap_key(req, rendered, cut_fractions, cue, candidates))
-        uncached = []
-        for key in list(todo):
-            hit = self.cache.get("gen", key)
-            if hit is None:
-                uncached.append(key)
-            else:
-                from_cached(key, hit)
-
-        def run(keys: list[str]) -> None:  # the requests leased by this process
-            def done(jj: int, gen: Generation, scores: list[CandidateScores]) -> None:
-                key = keys[jj]
+        def run(items: list[tuple[Request, str]], done: Callable[[int, tuple], None]) -> None:
+            def stored(j: int, gen: Generation, scores: list[CandidateScores]) -> None:
+                req, rendered = items[j]
                 # the probes first: a process waiting for the generation then finds both
-                self.cache.put("probe", todo[key][2], [scores_to_json(s) for s in scores])
-                self.cache.put("gen", key, generation_to_json(gen))
-                deliver(key, gen, scores)
+                self.cache.put("probe", self.gap_key(req, rendered, cut_fractions, cue, candidates, trace),
+                               [scores_to_json(s) for s in scores])
+                self.cache.put("gen", self.gen_key(req, rendered), generation_to_json(gen))
+                done(j, (gen, scores))
 
-            self._generate_and_probe_many_uncached([todo[k][:2] for k in keys], cut_fractions, cue, candidates, done)
+            self._generate_and_probe_many_uncached(items, cut_fractions, cue, candidates, stored, trace)
 
-        if uncached:
-            self._leased("gen", uncached, run, from_cached)
-        missing = [i for i, r in enumerate(out) if r is None]
-        if missing:
-            raise RuntimeError(f"{self.spec.id}: {len(missing)} requests produced no result")
-        return out
+        return self._through_generation_cache(requests, from_cache, run, on_result, lambda pair: pair[0])
 
     def close(self) -> None:
         self.cache.close()

@@ -153,6 +153,7 @@ class LlamaCppEngine(CachedEngine):
         self._cand_cache: dict[str, dict[str, tuple[int, ...]]] = {}
         self._prefilled = 0  # leading KV cells computed by batched evaluation (not by decoding)
         self.n_parallel = n_parallel(spec)
+        self._batched_trace = "thinking"  # what the batched decoder's fused probes cut (fused_probes)
         self.batched = None  # n_parallel > 1: generation runs there (thinkbias.llm.llamacpp_batch)
         if self.n_parallel > 1:
             from thinkbias.llm.llamacpp_batch import BatchedDecoder
@@ -343,19 +344,22 @@ class LlamaCppEngine(CachedEngine):
         # after it are evaluated, and the result equals a probe from an empty cache exactly
         return self.probe_tokens(lambda c: prompt + trace_tokens[:c], cuts, cue, candidates)
 
-    def _generate_and_probe_uncached(self, request, rendered, cut_fractions, cue, candidates):
+    def _generate_and_probe_uncached(self, request, rendered, cut_fractions, cue, candidates, trace="thinking"):
         prompt = self.tokenize_prompt(rendered)
         tokens, pieces, text, finish = self.generate_tokens(prompt, request.sampling)
         gen = self._make_generation(request, rendered, len(prompt), tokens, text, finish)
-        return gen, self.fused_probes(rendered, prompt, tokens, pieces, text, cut_fractions, cue, candidates)
+        return gen, self.fused_probes(rendered, prompt, tokens, pieces, text, cut_fractions, cue, candidates,
+                                      trace=trace)
 
     def fused_probes(self, rendered: str, prompt: list[int], tokens: list[int], pieces: list[bytes], text: str,
                      cut_fractions: Sequence[float], cue: str, candidates: Mapping[str, Sequence[str]],
-                     evaluate: Callable[[list[int]], np.ndarray] | None = None) -> list[CandidateScores]:
-        """Probe the thinking trace of a generation just made, on the KV cells it left (deepest cut
-        first; ``evaluate``: see ``probe_tokens``)."""
+                     evaluate: Callable[[list[int]], np.ndarray] | None = None,
+                     trace: str | None = None) -> list[CandidateScores]:
+        """Probe the trace (``thinking_token_span``; default: the trace of the batched run under
+        way, else the thinking trace) of a generation just made, on the KV cells it left (deepest
+        cut first; ``evaluate``: see ``probe_tokens``)."""
         k0, k1 = thinking_token_span(text, pieces, self.spec.think_open, self.spec.think_close,
-                                     self._opened(rendered))
+                                     self._opened(rendered), trace or self._batched_trace)
         cuts = fraction_cuts(cut_fractions, k1 - k0)
         return self.probe_tokens(lambda c: prompt + tokens[:k0 + c], cuts, cue, candidates, reuse_decoded=True,
                                  evaluate=evaluate)
@@ -363,12 +367,16 @@ class LlamaCppEngine(CachedEngine):
     def batches_generation(self) -> bool:
         return self.batched is not None
 
-    def _generate_and_probe_many_uncached(self, items, cut_fractions, cue, candidates, done) -> None:
+    def _generate_and_probe_many_uncached(self, items, cut_fractions, cue, candidates, done, trace="thinking") -> None:
         if self.batched is None:
-            super()._generate_and_probe_many_uncached(items, cut_fractions, cue, candidates, done)
+            super()._generate_and_probe_many_uncached(items, cut_fractions, cue, candidates, done, trace)
             return
         probe = (cut_fractions, cue, candidates)
-        self.batched.run(items, lambda j, gen, scores: done(j, gen, scores), probe=probe)
+        self._batched_trace = trace  # the batched decoder's probes call fused_probes without a trace
+        try:
+            self.batched.run(items, lambda j, gen, scores: done(j, gen, scores), probe=probe)
+        finally:
+            self._batched_trace = "thinking"
 
     def close(self) -> None:
         try:

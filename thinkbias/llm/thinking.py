@@ -94,8 +94,12 @@ def split_thinking(full: str, think_open: str, think_close: str, opened: bool = 
 
 def thinking_char_span(text: str, think_open: str, think_close: str, opened: bool) -> tuple[int, int] | None:
     """Character range [start, end) of the thinking trace in generated ``text``: from the start
-    (the prompt already opened it) or after the model's own open tag and the newlines after it, to
-    the close tag (or the end). None when the model never opened a trace."""
+    (the prompt already opened it) or after the model's own open tag, to the close tag (or the end),
+    without the newlines at either end. ``text[start:end]`` is then exactly ``split_thinking``'s
+    ``thinking``, so a probe cut on the generated tokens and one cut on the stored trace count the
+    same tokens (with the newlines kept, the leading newline a model writes after the prompt's open
+    tag was one extra token, and every fused cut sat one token off). None when the model never
+    opened a trace."""
     tag, close = think_open.strip(), think_close.strip()
     start = 0
     if not opened:
@@ -103,21 +107,39 @@ def thinking_char_span(text: str, think_open: str, think_close: str, opened: boo
         if i < 0:
             return None
         start = i + len(tag)
-        while start < len(text) and text[start] == "\n":
-            start += 1
     end = text.find(close, start) if close else -1
-    return start, (len(text) if end < 0 else end)
+    end = len(text) if end < 0 else end
+    while start < end and text[start] == "\n":
+        start += 1
+    while end > start and text[end - 1] == "\n":
+        end -= 1
+    return start, end
+
+
+TRACES = ("thinking", "text")  # what a probe cuts: the thinking trace, or the whole generated text
+
+
+def trace_char_span(text: str, think_open: str, think_close: str, opened: bool,
+                    trace: str = "thinking") -> tuple[int, int] | None:
+    """Character range of the probed trace in generated ``text``: ``thinking``, the thinking trace
+    (``thinking_char_span``); ``text``, all of it (a chain of thought written as the visible reply)."""
+    if trace not in TRACES:
+        raise ValueError(f"unknown probe trace '{trace}' (expected one of {', '.join(TRACES)})")
+    if trace == "text":
+        return 0, len(text)
+    return thinking_char_span(text, think_open, think_close, opened)
 
 
 def thinking_token_span(text: str, pieces: Sequence[bytes], think_open: str, think_close: str,
-                        opened: bool) -> tuple[int, int]:
-    """Token range [k0, k1) of the generated tokens that make up the thinking trace of ``text``.
+                        opened: bool, trace: str = "thinking") -> tuple[int, int]:
+    """Token range [k0, k1) of the generated tokens that make up the probed trace of ``text``
+    (``trace_char_span``: the thinking trace by default, or the whole text).
 
-    The trace starts at the start (prompt already opened it) or after the model's own open tag and
-    the newlines after it; it ends at the close tag (or the end). Tokens straddling a boundary are
-    left out of the trace.
+    The thinking trace starts at the start (prompt already opened it) or after the model's own open
+    tag; it ends at the close tag (or the end); newlines at either end are not part of it. Tokens
+    straddling a boundary are left out of the trace.
     """
-    span = thinking_char_span(text, think_open, think_close, opened)
+    span = trace_char_span(text, think_open, think_close, opened, trace)
     if span is None:
         return 0, 0
     start, end = span

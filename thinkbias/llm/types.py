@@ -175,10 +175,12 @@ class Engine(Protocol):
         cut_fractions: Sequence[float],
         cue: str,
         candidates: dict[str, Sequence[str]],
+        trace: str = "thinking",
     ) -> tuple[Generation, list[CandidateScores]]:
-        """Generate like ``generate([request])[0]``, then probe prefixes of the generated thinking
-        trace at cuts ``floor(f * n + 1/2)`` (n = tokens of ``Generation.thinking``), reusing the state
-        left by generation where the backend can. Scores follow ``cut_fractions`` order."""
+        """Generate like ``generate([request])[0]``, then probe prefixes of the generated trace at
+        cuts ``floor(f * n + 1/2)`` (n = tokens of ``Generation.thinking``, or of ``Generation.text``
+        with ``trace="text"``), reusing the state left by generation where the backend can. Scores
+        follow ``cut_fractions`` order."""
         ...
 
     def count_tokens(self, text: str) -> int:

@@ -18,7 +18,7 @@ from typing import Callable, Mapping, Sequence
 from thinkbias.llm.base import CachedEngine, fraction_cuts
 from thinkbias.llm.candidates import candidate_token_ids, scores_from_top_logprobs
 from thinkbias.llm.chat import render_chat
-from thinkbias.llm.thinking import split_thinking, thinking_char_span
+from thinkbias.llm.thinking import split_thinking, trace_char_span
 from thinkbias.llm.types import CandidateScores, Generation, ModelSpec, Request, Sampling
 
 N_LOGPROBS = 20
@@ -110,10 +110,12 @@ def scores_from_vllm_logprobs(position_logprobs: Mapping[int, object],
 
 
 def thinking_span_by_decode(tokens: Sequence[int], decode: Callable[[list[int]], str], text: str,
-                            think_open: str, think_close: str, opened: bool) -> tuple[int, int]:
-    """Token range [k0, k1) of the thinking trace inside generated ``tokens`` whose decoding is
-    ``text``, found by binary search on decoded prefix lengths (O(log n) decodes)."""
-    span = thinking_char_span(text, think_open, think_close, opened)
+                            think_open: str, think_close: str, opened: bool,
+                            trace: str = "thinking") -> tuple[int, int]:
+    """Token range [k0, k1) of the probed trace (``trace_char_span``: the thinking trace, or the
+    whole text) inside generated ``tokens`` whose decoding is ``text``, found by binary search on
+    decoded prefix lengths (O(log n) decodes)."""
+    span = trace_char_span(text, think_open, think_close, opened, trace)
     if span is None:
         return 0, 0
     start, end = span
@@ -215,23 +217,21 @@ class VllmEngine(CachedEngine):
         prompts = probe_prompts(self._encode(rendered), self._encode(trace), cuts, self._encode(cue))
         return self._probe_prompts_scores(prompts, candidates)
 
-    def _generate_and_probe_uncached(self, request, rendered, cut_fractions, cue, candidates):
+    def _generate_and_probe_uncached(self, request, rendered, cut_fractions, cue, candidates, trace="thinking"):
         prompt = self._encode(rendered)
         o = self._run([prompt], [self._gen_params(request.sampling)])[0].outputs[0]
         gen = self._to_generation(request, rendered, len(prompt), o)
         tokens = list(o.token_ids)
         k0, k1 = thinking_span_by_decode(tokens, self.tokenizer.decode, o.text, self.spec.think_open,
-                                         self.spec.think_close, self._opened(rendered))
+                                         self.spec.think_close, self._opened(rendered), trace)
         cuts = fraction_cuts(cut_fractions, k1 - k0)
         prompts = [prompt + tokens[:k0 + c] + self._encode(cue) for c in cuts]
         return gen, self._probe_prompts_scores(prompts, candidates)
 
-    def generate_and_probe_many(self, requests, cut_fractions, cue, candidates, on_result=None):
+    def generate_and_probe_many(self, requests, cut_fractions, cue, candidates, on_result=None, trace="thinking"):
         """Batched: every generation in one ``generate`` (cached per request), then the probes of all
         uncached traces in one batch (prefix caching shares each trace's prefix across its cuts)."""
-        from dataclasses import replace
-
-        from thinkbias.llm.base import scores_from_json, scores_to_json, trace_lead
+        from thinkbias.llm.base import scores_from_json, scores_to_json
 
         gens = self.generate(requests)
         results: list = [None] * len(requests)
@@ -239,16 +239,14 @@ class VllmEngine(CachedEngine):
         cue_ids = self._encode(cue)
         for i, (req, gen) in enumerate(zip(requests, gens)):
             rendered = self.render(req)
-            key = self.gap_key(req, rendered, cut_fractions, cue, candidates)
+            key = self.gap_key(req, rendered, cut_fractions, cue, candidates, trace)
             hit = self.cache.get("probe", key)
             if hit is not None:
                 self._count(cache_hits=1)
                 results[i] = (gen, [scores_from_json(d) for d in hit])
                 continue
-            lead = trace_lead(gen.text, self.spec.think_open, self._opened(rendered))
-            probe_req = replace(req, prefill=req.prefill + lead) if lead else req
-            trace_ids = self._encode(gen.thinking)
-            cuts = fraction_cuts(cut_fractions, len(trace_ids))
+            probe_req, text, cuts = self.stored_trace_probe(req, rendered, gen, cut_fractions, trace)
+            trace_ids = self._encode(text)
             for p in probe_prompts(self._encode(self.render(probe_req)), trace_ids, cuts, cue_ids):
                 prompts.append(p)
                 owners.append((i, key))
