@@ -116,7 +116,7 @@ def position_job_metrics(wildcards=None):
     for r in truncation_runs(POSITION):
         files += [f"{JOB_METRICS}/position/truncate/{r['benchmark']}/{r['model']}/{r['mode']}/shard-{i}.json"
                   for i in range(n)]
-    return files + (position_depth_metrics_files() if depth_probe_enabled(POSITION) else [])
+    return files  # with the depth probe on, the generation jobs' metrics include its probes
 
 
 def position_depth_shards():
@@ -126,12 +126,21 @@ def position_depth_shards():
 
 
 def position_depth_probe_files(wildcards=None):
-    """Depth-probe table of every generation shard of the probed configurations."""
+    """Depth-probe table of every generation shard of the probed configurations: the generation
+    job's own (fused) with the depth probe on, else the position_depth_probe job's."""
+    if depth_probe_enabled(POSITION):
+        return [f"results/position/{b}/generations/{m}/{mode}/shard-{i}.probes.parquet"
+                for b, m, mode, i in position_depth_shards()]
     return [f"results/position/{b}/depth_probe/{m}/{mode}/shard-{i}.parquet" for b, m, mode, i in position_depth_shards()]
 
 
-def position_depth_metrics_files():
-    return [f"{JOB_METRICS}/position/depth_probe/{b}/{m}/{mode}/shard-{i}.json" for b, m, mode, i in position_depth_shards()]
+def position_generate_depths(wildcards):
+    """Depths the generation job probes in the same pass: the configured ones for a probed
+    configuration with the depth probe on, else none."""
+    if not depth_probe_enabled(POSITION):
+        return []
+    probed = {(r["benchmark"], r["model"], r["mode"]) for r in depth_probe_runs(POSITION)}
+    return POSITION["depth_probe"]["depths"] if (wildcards.benchmark, wildcards.model, wildcards.mode) in probed else []
 
 
 def position_table_kind(wildcards):
@@ -198,12 +207,14 @@ rule position_generate:
         weights=POSITION_ROLE.weights,
     output:
         "results/position/{benchmark}/generations/{model}/{mode}/shard-{shard}.parquet",
+        probes="results/position/{benchmark}/generations/{model}/{mode}/shard-{shard}.probes.parquet",
         metrics=f"{JOB_METRICS}/position/generate/{{benchmark}}/{{model}}/{{mode}}/shard-{{shard}}.json",
     params:
         **POSITION_ROLE.params,
         max_tokens=position_max_tokens,
         start=position_shard_start,
         stop=position_shard_stop,
+        depths=position_generate_depths,
     wildcard_constraints:
         benchmark="mmlu|arc|gpqa",
         model="[^/]+",
@@ -510,8 +521,9 @@ rule position_table4:
         position_table_path("table4", "md"),
 
 
-# Depth probe (beyond the paper): P(A..D) after a forced answer cue at fractions of each trace,
-# read from the cached generations in a job of its own; Table 5 and Figure 5.
+# Depth probe (beyond the paper): P(A..D) after a forced answer cue at fractions of each trace; Table 5 and
+# Figure 5. With depth_probe.enabled the generation jobs probe in the same pass (shard-{i}.probes.parquet);
+# otherwise position_table5 / position_figure5 probe the cached generations in this job of its own.
 rule position_depth_probe:
     input:
         generations="results/position/{benchmark}/generations/{model}/{mode}/shard-{shard}.parquet",
