@@ -386,9 +386,10 @@ class CachedEngine:
 
     def gap_key(self, request: Request, rendered: str, cut_fractions: Sequence[float], cue: str,
                 candidates: Mapping[str, Sequence[str]], trace: str = "thinking") -> str:
-        """Cache key of the probes of ``generate_and_probe`` (the thinking trace's key has no trace
-        part, as before ``text`` traces existed)."""
-        parts = () if trace == "thinking" else (f"trace={trace}",)
+        """Cache key of the probes of ``generate_and_probe``. ``cuts=trimmed`` marks cuts counted over
+        the trace without its surrounding newlines, so probes cached when the cuts still counted them
+        are never reused; the thinking trace's key has no trace part (as before ``text`` traces)."""
+        parts = ("cuts=trimmed",) if trace == "thinking" else (f"trace={trace}", "cuts=trimmed")
         return self._key("gap", self.gen_key(request, rendered), cue, canonical(list(cut_fractions)),
                          canonical(candidates), *parts)
 
