@@ -27,8 +27,13 @@ EXTRAS = "llamacpp,server,api,hub,slurm,test,lint"
 # The tests also run AutoAWQ for real on the CPU (tests/models/test_awq_cpu.py): a CPU build of torch
 # (from PyTorch's CPU index, or a local wheel pip already knows), AutoAWQ's pinned stack, then AutoAWQ
 # itself without its declared dependencies (it pins an old CUDA torch; it runs with this one).
-AWQ_CPU_STACK = ["torch==2.13.0+cpu", "transformers==4.51.3", "accelerate==1.15.0", "datasets==5.0.1",
-                 "zstandard==0.25.0"]
+AWQ_CPU_STACK = [
+    "torch==2.13.0+cpu",
+    "transformers==4.51.3",
+    "accelerate==1.15.0",
+    "datasets==5.0.1",
+    "zstandard==0.25.0",
+]
 AWQ = "autoawq==0.2.9"
 TORCH_CPU_INDEX = "https://download.pytorch.org/whl/cpu"
 
@@ -90,9 +95,11 @@ def main(argv: list[str]) -> int:
             try:
                 setup_awq_cpu()
             except subprocess.CalledProcessError:
-                sys.exit("could not install the CPU build of torch and AutoAWQ's stack for the AWQ test "
-                         f"(needs {TORCH_CPU_INDEX} or a local torch wheel pip knows); "
-                         "THINKBIAS_SKIP_AWQ=1 runs the suite without that test")
+                sys.exit(
+                    "could not install the CPU build of torch and AutoAWQ's stack for the AWQ test "
+                    f"(needs {TORCH_CPU_INDEX} or a local torch wheel pip knows); "
+                    "THINKBIAS_SKIP_AWQ=1 runs the suite without that test"
+                )
             env["THINKBIAS_REQUIRE_AWQ"] = "1"  # the AutoAWQ test must run, not skip
         return subprocess.call([PY, "-m", "pytest", "-q", "-rs", *argv[1:]], cwd=ROOT, env=env)
     return 0

@@ -37,8 +37,9 @@ def main() -> None:
     ap.add_argument("--tokens", type=int, default=64, help="greedy tokens per request")
     ap.add_argument("--reps", type=int, default=5)
     ap.add_argument("--n-ctx", type=int, default=512, help="context per sequence (keeps the KV cache small)")
-    ap.add_argument("--clock", choices=sorted(CLOCKS), default="wall",
-                    help="wall: elapsed time; cpu: this process's CPU seconds")
+    ap.add_argument(
+        "--clock", choices=sorted(CLOCKS), default="wall", help="wall: elapsed time; cpu: this process's CPU seconds"
+    )
     ap.add_argument("--tiny", action="store_true", help="tiny sizes, one repetition")
     args = ap.parse_args()
     if args.tiny:
@@ -50,9 +51,11 @@ def main() -> None:
         if used != threads:
             print(f"note: {threads} threads requested, {used} usable (CPUs or THINKBIAS_THREADS)", file=sys.stderr)
         rows += batching_ratios(spec, args.sequences, used, args.tokens, args.reps, args.n_ctx, args.clock)
-        print(ratio_table(rows[-len(args.sequences):]), file=sys.stderr, flush=True)
-    print(f"\nmodel {spec.id}, {args.tokens} greedy tokens per request, {args.reps} repetitions (ABAB), "
-          f"{args.clock} clock")
+        print(ratio_table(rows[-len(args.sequences) :]), file=sys.stderr, flush=True)
+    print(
+        f"\nmodel {spec.id}, {args.tokens} greedy tokens per request, {args.reps} repetitions (ABAB), "
+        f"{args.clock} clock"
+    )
     print(ratio_table(rows))
 
 

@@ -67,8 +67,9 @@ def main() -> None:
     from thinkbias.position.generation import build_requests, generations_table
     from thinkbias.position.items import four_option_items, permutations_table
 
-    config = validate_config(yaml.safe_load((REPO / "config/config.yaml").read_text()),
-                             str(REPO / "config/schema/config.schema.yaml"))
+    config = validate_config(
+        yaml.safe_load((REPO / "config/config.yaml").read_text()), str(REPO / "config/schema/config.schema.yaml")
+    )
     pos = config["position"]
     n_questions = 1 if args.tiny else args.questions
     max_tokens = 4 if args.tiny else (args.max_tokens or int(pos["max_tokens"][args.mode]))
@@ -81,8 +82,11 @@ def main() -> None:
     mcq = load_mcq("mmlu", fetched(pos["benchmarks"]["mmlu"]["path"]), seed=config["seed"])
     items = sample_rows(four_option_items(mcq), n_questions, config["seed"], "item_id", salt="position")
     prompts = permutations_table(items, "cyclic")
-    spec = load_model_spec(str(REPO / config["registry"]), "smollm2-135m",
-                           weights=fetched("resources/models/smollm2-135m/SmolLM2-135M-Instruct.Q4_1.gguf"))
+    spec = load_model_spec(
+        str(REPO / config["registry"]),
+        "smollm2-135m",
+        weights=fetched("resources/models/smollm2-135m/SmolLM2-135M-Instruct.Q4_1.gguf"),
+    )
     mode = args.mode
     think = arm_prefill(spec, "think") if mode == "reasoning" else ""
     reqs = build_requests(prompts, mode, think, arm_prefill(spec, "nothink"), thinking_instruction(spec), max_tokens)
@@ -105,14 +109,20 @@ def main() -> None:
             t_probe, _ = timed(lambda: probe_depths(eng, reqs, table, mode, spec.think_close, depths))
             probe_tokens = eng.stats.prompt_tokens
     fused_ratio = statistics.median(ratios)
-    print(f"{len(reqs)} traces ({n_questions} questions x 4 orderings), mode {mode}, {len(depths)} depths {depths}, "
-          f"{args.clock} seconds, {len(ratios)} repetition(s)")
+    print(
+        f"{len(reqs)} traces ({n_questions} questions x 4 orderings), mode {mode}, {len(depths)} depths {depths}, "
+        f"{args.clock} seconds, {len(ratios)} repetition(s)"
+    )
     print(f"1. generation alone           {statistics.median(gen_s):7.2f} s, {n_gen} tokens generated")
-    print(f"2. generation + fused probes  {statistics.median(fused_s):7.2f} s, {cue_tokens} cue tokens evaluated; "
-          f"(generate+probe - generation) / generation = {fused_ratio:.3f} (goal <= {FUSED_GOAL}: "
-          f"{'met' if fused_ratio <= FUSED_GOAL else 'missed'})")
-    print(f"3. probe job, cached traces   {t_probe:7.2f} s, {probe_tokens} prompt-side tokens; "
-          f"probe / generation = {t_probe / statistics.median(gen_s):.3f}")
+    print(
+        f"2. generation + fused probes  {statistics.median(fused_s):7.2f} s, {cue_tokens} cue tokens evaluated; "
+        f"(generate+probe - generation) / generation = {fused_ratio:.3f} (goal <= {FUSED_GOAL}: "
+        f"{'met' if fused_ratio <= FUSED_GOAL else 'missed'})"
+    )
+    print(
+        f"3. probe job, cached traces   {t_probe:7.2f} s, {probe_tokens} prompt-side tokens; "
+        f"probe / generation = {t_probe / statistics.median(gen_s):.3f}"
+    )
 
 
 if __name__ == "__main__":

@@ -1,14 +1,15 @@
 """Probing cost on the embedded model: prints the four ratios that choose the rule structure.
 
-    python benchmarks/bench_probing.py [--threads 1] [--trace-tokens 400] [--reps 3] [--depths 5 10 20] [--clock cpu] [--tiny]
+    python benchmarks/bench_probing.py [--threads 1] [--trace-tokens 400] [--reps 3] [--depths 5 10 20]
+                                       [--clock cpu] [--tiny]
 
 The fused and later-job measurements call the engine methods the fairness study calls, with the
 arguments it passes (``thinkbias.fairness.generation``): the think arm's request
 (``think_request``), the probe cue ``probe_cue(think_close)`` and the relative depths k/K of every K
 the study probes (``depth_fractions`` of ``fairness.depths`` and ``fairness.sensitivity_depths``
-in config/config.yaml, unless ``--depths`` names others) through ``Engine.generate_and_probe_many``; a later job's probes through
-``Engine.probe`` at the same cuts (``union_cuts``). Every timed call starts from an empty request
-cache, so nothing is served from an earlier repetition.
+in config/config.yaml, unless ``--depths`` names others) through ``Engine.generate_and_probe_many``;
+a later job's probes through ``Engine.probe`` at the same cuts (``union_cuts``). Every timed call
+starts from an empty request cache, so nothing is served from an earlier repetition.
 
 All timings in one process, on the same loaded model; each is the minimum over ``--reps`` runs
 (the machine may be shared, the minimum is the least disturbed run). ``--clock cpu`` (the default)
@@ -38,11 +39,17 @@ from pathlib import Path
 import yaml
 
 REPO = Path(__file__).resolve().parents[1]
-PROMPT = ("Think step by step, at length, about whether a 38-year-old nurse who works 45 hours a week in "
-          "Ohio, has a bachelor's degree and is married, earns more than $50,000 a year. Consider every "
-          "factor: education, occupation, hours, age, region, household, and economic conditions.")
-GEN_PROMPTS = ["Describe how bread is made.", "Explain why the sky is blue.", "Tell a short story about a fox.",
-               "List some tips for learning a language."]
+PROMPT = (
+    "Think step by step, at length, about whether a 38-year-old nurse who works 45 hours a week in "
+    "Ohio, has a bachelor's degree and is married, earns more than $50,000 a year. Consider every "
+    "factor: education, occupation, hours, age, region, household, and economic conditions."
+)
+GEN_PROMPTS = [
+    "Describe how bread is made.",
+    "Explain why the sky is blue.",
+    "Tell a short story about a fox.",
+    "List some tips for learning a language.",
+]
 TINY = {"trace_tokens": 16, "reps": 1, "gen_tokens": 4, "depths": [2]}
 
 
@@ -79,10 +86,19 @@ def main() -> None:
     ap.add_argument("--trace-tokens", type=int, default=400)
     ap.add_argument("--reps", type=int, default=3)
     ap.add_argument("--gen-tokens", type=int, default=96)
-    ap.add_argument("--depths", type=int, nargs="+", default=None,
-                    help="the K probed (default: the fairness study's, from config/config.yaml)")
-    ap.add_argument("--clock", choices=sorted(CLOCKS), default="cpu",
-                    help="cpu: CPU seconds of this process (default); wall: elapsed seconds")
+    ap.add_argument(
+        "--depths",
+        type=int,
+        nargs="+",
+        default=None,
+        help="the K probed (default: the fairness study's, from config/config.yaml)",
+    )
+    ap.add_argument(
+        "--clock",
+        choices=sorted(CLOCKS),
+        default="cpu",
+        help="cpu: CPU seconds of this process (default); wall: elapsed seconds",
+    )
     ap.add_argument("--tiny", action="store_true", help=f"tiny sizes, one run each ({TINY})")
     args = ap.parse_args()
     global clock
@@ -149,8 +165,14 @@ def main() -> None:
     naive_s, _ = best(naive, args.reps)
 
     # 4. generation throughput: engine vs a bare llama-cpp-python loop, interleaved
-    bare = Llama(spec.weights, n_ctx=spec.n_ctx, n_threads=args.threads, n_threads_batch=args.threads,
-                 logits_all=False, verbose=False)
+    bare = Llama(
+        spec.weights,
+        n_ctx=spec.n_ctx,
+        n_threads=args.threads,
+        n_threads_batch=args.threads,
+        logits_all=False,
+        verbose=False,
+    )
     reqs = [Request.chat(p, sampling=Sampling(max_tokens=args.gen_tokens)) for p in GEN_PROMPTS]
     rendered = [eng.render(r) for r in reqs]
     ratios, eng_rates, bare_rates = [], [], []
@@ -172,9 +194,11 @@ def main() -> None:
     bare.close()
 
     n = gen.completion_tokens
-    print(f"model {spec.id}, threads {args.threads}, generated {n} tokens (trace {len(trace)}, prompt "
-          f"{len(prompt)}), K in {Ks}: {len(cuts)} distinct cuts, cue {len(cue_tokens)} tokens, best of {args.reps}, "
-          f"{args.clock} seconds")
+    print(
+        f"model {spec.id}, threads {args.threads}, generated {n} tokens (trace {len(trace)}, prompt "
+        f"{len(prompt)}), K in {Ks}: {len(cuts)} distinct cuts, cue {len(cue_tokens)} tokens, best of {args.reps}, "
+        f"{args.clock} seconds"
+    )
     print(f"generate trace            {gen_s:8.3f} s  ({n / gen_s:.1f} tok/s)")
     print(f"generate + fused probes   {gap_s:8.3f} s")
     print(f"fused probing             {fused_s:8.3f} s")
@@ -186,10 +210,14 @@ def main() -> None:
     print()
     print(f"1. fused / generation           = {fused_s / gen_s:.3f}   (goal <= 0.10)")
     print(f"2. later-job / one prefill      = {later_s / prefill_s:.3f}   (goal <= 1.2)")
-    print(f"3. naive / one prefill          = {naive_s / prefill_s:.3f}   (naive / later-job = "
-          f"{naive_s / later_s:.1f}x, goal >= 5x)")
-    print(f"4. engine / bare throughput     = {statistics.median(ratios):.3f}   (goal >= 0.95; per rep "
-          f"{', '.join(f'{r:.3f}' for r in ratios)})")
+    print(
+        f"3. naive / one prefill          = {naive_s / prefill_s:.3f}   (naive / later-job = "
+        f"{naive_s / later_s:.1f}x, goal >= 5x)"
+    )
+    print(
+        f"4. engine / bare throughput     = {statistics.median(ratios):.3f}   (goal >= 0.95; per rep "
+        f"{', '.join(f'{r:.3f}' for r in ratios)})"
+    )
     if len(scores) != len(fractions):
         raise SystemExit(f"generate_and_probe_many returned {len(scores)} probes for {len(fractions)} depths")
     eng.close()

@@ -29,7 +29,12 @@ import pandas as pd
 
 from thinkbias.blindspot.report import table_markdown
 from thinkbias.blindspot.simulation import (
-    PROCEDURES, SimulationDesign, comparison_table, proportion_ci, run_replicates, summarise_procedures,
+    PROCEDURES,
+    SimulationDesign,
+    comparison_table,
+    proportion_ci,
+    run_replicates,
+    summarise_procedures,
 )
 from thinkbias.blindspot.stages import StageParams
 from thinkbias.plots.blindspot import simulation_figure
@@ -40,8 +45,9 @@ def _chunk(args: tuple) -> pd.DataFrame:
     return run_replicates(design, n, seed, params, procedures, first_replicate=first)
 
 
-def run_parallel(design: SimulationDesign, n_replicates: int, seed: int, params: StageParams,
-                 procedures: tuple[str, ...], jobs: int) -> pd.DataFrame:
+def run_parallel(
+    design: SimulationDesign, n_replicates: int, seed: int, params: StageParams, procedures: tuple[str, ...], jobs: int
+) -> pd.DataFrame:
     """Replicates split into ``jobs`` contiguous chunks run in separate processes; replicate r draws
     the same audit whatever the split."""
     jobs = max(1, min(jobs, n_replicates))
@@ -59,9 +65,18 @@ def power_table(reps: pd.DataFrame) -> pd.DataFrame:
     rows = []
     for (proc, effect), g in reps[reps["effect"] > 0].groupby(["procedure", "effect"], sort=False):
         lo, hi = proportion_ci(int(g["flagged"].sum()), len(g))
-        rows.append({"procedure": proc, "effect": effect, "power": float(g["flagged"].mean()), "power 95% low": lo,
-                     "power 95% high": hi, "mean_stage_flagged": float(g.loc[g["flagged"], "stage_flagged"].mean())
-                     if g["flagged"].any() else float("nan")})
+        rows.append(
+            {
+                "procedure": proc,
+                "effect": effect,
+                "power": float(g["flagged"].mean()),
+                "power 95% low": lo,
+                "power 95% high": hi,
+                "mean_stage_flagged": float(g.loc[g["flagged"], "stage_flagged"].mean())
+                if g["flagged"].any()
+                else float("nan"),
+            }
+        )
     return pd.DataFrame(rows)
 
 
@@ -79,21 +94,33 @@ def main(argv: list[str] | None = None) -> dict:
     ap.add_argument("--n-simulations", type=int, default=50_000, help="Monte Carlo draws of the conditional power")
     ap.add_argument("--procedures", nargs="+", default=list(PROCEDURES), choices=list(PROCEDURES))
     ap.add_argument("--out", default="results/blindspot/simulation")
-    ap.add_argument("--tiny", action="store_true", help="2 replicates of a small audit, one process (benchmarks/README.md)")
+    ap.add_argument(
+        "--tiny", action="store_true", help="2 replicates of a small audit, one process (benchmarks/README.md)"
+    )
     args = ap.parse_args(argv)
     if args.tiny:
         args.replicates, args.jobs, args.n_inputs, args.n_null, args.n_simulations = 2, 1, 400, 3, 2_000
-    design = SimulationDesign(n_inputs=args.n_inputs, n_clusters=args.n_clusters, k0=args.k0, n_null=args.n_null,
-                              effects=tuple(args.effects), discordance=args.discordance)
+    design = SimulationDesign(
+        n_inputs=args.n_inputs,
+        n_clusters=args.n_clusters,
+        k0=args.k0,
+        n_null=args.n_null,
+        effects=tuple(args.effects),
+        discordance=args.discordance,
+    )
     params = StageParams(n_simulations=args.n_simulations)
     procedures = tuple(args.procedures)
     start = time.monotonic()
     reps = run_parallel(design, args.replicates, args.seed, params, procedures, args.jobs)
     summaries = summarise_procedures(reps)
     seconds = round(time.monotonic() - start, 1)
-    summary = {"procedures": summaries, "seconds": seconds, "jobs": args.jobs,
-               "design": {k: (list(v) if isinstance(v, tuple) else v) for k, v in design.__dict__.items()},
-               "n_simulations": args.n_simulations}
+    summary = {
+        "procedures": summaries,
+        "seconds": seconds,
+        "jobs": args.jobs,
+        "design": {k: (list(v) if isinstance(v, tuple) else v) for k, v in design.__dict__.items()},
+        "n_simulations": args.n_simulations,
+    }
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     reps.to_csv(out / "replicates.csv", index=False)
@@ -107,8 +134,8 @@ def main(argv: list[str] | None = None) -> dict:
         f"# Staged testing by simulation ({args.replicates} replicates, {seconds} s with {args.jobs} processes)\n\n"
         "Family-wise false-positive rate (any of the null concepts flagged; goal <= 0.05) with its 95% "
         "Clopper-Pearson interval, power per planted effect, share of target calls saved against exhaustive "
-        "testing (paper: about one third).\n\n"
-        + table_markdown(comparison) + "\n" + table_markdown(power))
+        "testing (paper: about one third).\n\n" + table_markdown(comparison) + "\n" + table_markdown(power)
+    )
     print(json.dumps(summary, indent=1))
     return summary
 

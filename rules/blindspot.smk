@@ -95,7 +95,9 @@ def bs_stages_run(wildcards):
     """Stage indices of one audit, following the checkpoint chain until a decision says done."""
     stages, s = [], 0
     while True:
-        decision = checkpoints.blindspot_stage_decide.get(model=wildcards.model, task=wildcards.task, stage=s).output.decision
+        decision = checkpoints.blindspot_stage_decide.get(
+            model=wildcards.model, task=wildcards.task, stage=s
+        ).output.decision
         stages.append(s)
         if json.loads(Path(decision).read_text())["done"]:
             return stages
@@ -130,23 +132,28 @@ def blindspot_job_metrics(wildcards=None):
         for t in BS["tasks"]:
             files += [f"{JOB_METRICS}/blindspot/{step}/{m}/{t}.json" for step in ("baseline", "baseline_judge")]
             for s in bs_stages_run(SimpleNamespace(model=m, task=t)):
-                files += [f"{JOB_METRICS}/blindspot/{step}/{m}/{t}/stage-{s}.json"
-                          for step in ("stage_respond", "stage_judge")]
+                files += [
+                    f"{JOB_METRICS}/blindspot/{step}/{m}/{t}/stage-{s}.json"
+                    for step in ("stage_respond", "stage_judge")
+                ]
     return files
 
 
 def bs_summary():
     return {
-        "tasks": ", ".join(BS["tasks"]), "target models": ", ".join(BS["models"]),
+        "tasks": ", ".join(BS["tasks"]),
+        "target models": ", ".join(BS["models"]),
         "inputs per task": BS["n_inputs"] if not any(BS["inputs"].values()) else "user-supplied",
-        "clusters": BS["n_clusters"], "stage-0 inputs per cluster (k0)": BS["stages"]["k0"],
+        "clusters": BS["n_clusters"],
+        "stage-0 inputs per cluster (k0)": BS["stages"]["k0"],
         "curated concepts": ", ".join(BS["curated"]["ids"]),
         "generated concepts": "on (" + BS["hypothesis"]["model"] + ")" if BS["hypothesis"]["enabled"] else "off",
         "quality filter": "on" if BS["quality"]["enabled"] else "off",
         "verbalization judge": BS["verbalization"]["judge"]
         + (f" ({BS['verbalization']['model']})" if BS["verbalization"]["judge"] == "autorater" else ""),
         "forced decisions": "on (counted per concept as n_forced)" if BS["target"]["force_decision"] else "off",
-        "embedder": BS["embedder"], "seed": config["seed"],
+        "embedder": BS["embedder"],
+        "seed": config["seed"],
     }
 
 
@@ -161,6 +168,10 @@ rule blindspot_inputs:
         raw=bs_fairness_raw,
     output:
         f"{BS_DIR}/{{task}}/inputs_rendered.parquet",
+    log:
+        "logs/blindspot/inputs/{task}.log",
+    conda:
+        "../envs/data.yaml"
     params:
         task="{task}",
         n_inputs=bs_n_inputs,
@@ -168,10 +179,6 @@ rule blindspot_inputs:
         user_path=bs_user_inputs,
         manifest=config["manifest"],  # fairness tasks: the raw files are verified against it before they are read
         rewrite_enabled=BS["rewrite"]["enabled"],
-    log:
-        "logs/blindspot/inputs/{task}.log",
-    conda:
-        "../envs/data.yaml"
     script:
         "../scripts/blindspot/inputs.py"
 
@@ -184,19 +191,19 @@ rule blindspot_rewrite:
     output:
         f"{BS_DIR}/{{task}}/inputs.parquet",
         metrics=f"{JOB_METRICS}/blindspot/rewrite/{{task}}.json",
-    params:
-        task="{task}",
-        enabled=BS["rewrite"]["enabled"],
-        **BS_ROLES["rewrite"].params,
-    resources:
-        gpu=BS_ROLES["rewrite"].gpus,
-    threads: BS_ROLES["rewrite"].threads
     log:
         "logs/blindspot/rewrite/{task}.log",
     benchmark:
         "results/benchmarks/blindspot/rewrite/{task}.tsv"
     conda:
         BS_ROLES["rewrite"].env
+    threads: BS_ROLES["rewrite"].threads
+    resources:
+        gpu=BS_ROLES["rewrite"].gpus,
+    params:
+        **BS_ROLES["rewrite"].params,
+        task="{task}",
+        enabled=BS["rewrite"]["enabled"],
     script:
         "../scripts/blindspot/rewrite.py"
 
@@ -208,18 +215,18 @@ rule blindspot_embed:
     output:
         f"{BS_DIR}/{{task}}/embeddings.npy",
         metrics=f"{JOB_METRICS}/blindspot/embed/{{task}}.json",
-    params:
-        embedder=BS["embedder"],
-        **BS_EMBED_ROLE.params,
-    resources:
-        gpu=BS_EMBED_ROLE.gpus,
-    threads: BS_EMBED_ROLE.threads
     log:
         "logs/blindspot/embed/{task}.log",
     benchmark:
         "results/benchmarks/blindspot/embed/{task}.tsv"
     conda:
         BS_EMBED_ROLE.env
+    threads: BS_EMBED_ROLE.threads
+    resources:
+        gpu=BS_EMBED_ROLE.gpus,
+    params:
+        **BS_EMBED_ROLE.params,
+        embedder=BS["embedder"],
     script:
         "../scripts/blindspot/embed.py"
 
@@ -230,13 +237,13 @@ rule blindspot_cluster:
         embeddings=f"{BS_DIR}/{{task}}/embeddings.npy",
     output:
         f"{BS_DIR}/{{task}}/clusters.parquet",
-    params:
-        n_clusters=BS["n_clusters"],
-        seed=config["seed"],
     log:
         "logs/blindspot/cluster/{task}.log",
     conda:
         "../envs/analysis.yaml"
+    params:
+        n_clusters=BS["n_clusters"],
+        seed=config["seed"],
     script:
         "../scripts/blindspot/cluster.py"
 
@@ -253,7 +260,17 @@ rule blindspot_hypothesize:
         concepts=f"{BS_DIR}/{{task}}/concepts_generated.parquet",
         replies=f"{BS_DIR}/{{task}}/hypothesis_replies.csv",
         metrics=f"{JOB_METRICS}/blindspot/hypothesize/{{task}}.json",
+    log:
+        "logs/blindspot/hypothesize/{task}.log",
+    benchmark:
+        "results/benchmarks/blindspot/hypothesize/{task}.tsv"
+    conda:
+        BS_ROLES["hypothesis"].env
+    threads: BS_ROLES["hypothesis"].threads
+    resources:
+        gpu=BS_ROLES["hypothesis"].gpus,
     params:
+        **BS_ROLES["hypothesis"].params,
         task="{task}",
         enabled=BS["hypothesis"]["enabled"],
         per_cluster=BS["hypothesis"]["per_cluster"],
@@ -261,16 +278,6 @@ rule blindspot_hypothesize:
         max_prompts=BS["hypothesis"]["max_prompts"],
         min_concepts=BS["hypothesis"]["min_concepts"],
         max_concepts=BS["hypothesis"]["max_concepts"],
-        **BS_ROLES["hypothesis"].params,
-    resources:
-        gpu=BS_ROLES["hypothesis"].gpus,
-    threads: BS_ROLES["hypothesis"].threads
-    log:
-        "logs/blindspot/hypothesize/{task}.log",
-    benchmark:
-        "results/benchmarks/blindspot/hypothesize/{task}.tsv"
-    conda:
-        BS_ROLES["hypothesis"].env
     script:
         "../scripts/blindspot/hypothesize.py"
 
@@ -285,20 +292,20 @@ rule blindspot_dedup:
         merged=f"{BS_DIR}/{{task}}/concepts_merged.parquet",
         judgements=f"{BS_DIR}/{{task}}/dedup_judgements.csv",
         metrics=f"{JOB_METRICS}/blindspot/dedup/{{task}}.json",
-    params:
-        task="{task}",
-        curated_ids=BS["curated"]["ids"],
-        enabled=BS["dedup"]["enabled"],
-        **BS_ROLES["dedup"].params,
-    resources:
-        gpu=BS_ROLES["dedup"].gpus,
-    threads: BS_ROLES["dedup"].threads
     log:
         "logs/blindspot/dedup/{task}.log",
     benchmark:
         "results/benchmarks/blindspot/dedup/{task}.tsv"
     conda:
         BS_ROLES["dedup"].env
+    threads: BS_ROLES["dedup"].threads
+    resources:
+        gpu=BS_ROLES["dedup"].gpus,
+    params:
+        **BS_ROLES["dedup"].params,
+        task="{task}",
+        curated_ids=BS["curated"]["ids"],
+        enabled=BS["dedup"]["enabled"],
     script:
         "../scripts/blindspot/dedup.py"
 
@@ -313,18 +320,18 @@ rule blindspot_variations:
     output:
         f"{BS_DIR}/{{task}}/variations.parquet",
         metrics=f"{JOB_METRICS}/blindspot/variations/{{task}}.json",
-    params:
-        task="{task}",
-        **BS_ROLES["variations"].params,
-    resources:
-        gpu=BS_ROLES["variations"].gpus,
-    threads: BS_ROLES["variations"].threads
     log:
         "logs/blindspot/variations/{task}.log",
     benchmark:
         "results/benchmarks/blindspot/variations/{task}.tsv"
     conda:
         BS_ROLES["variations"].env
+    threads: BS_ROLES["variations"].threads
+    resources:
+        gpu=BS_ROLES["variations"].gpus,
+    params:
+        **BS_ROLES["variations"].params,
+        task="{task}",
     script:
         "../scripts/blindspot/variations.py"
 
@@ -338,22 +345,22 @@ rule blindspot_quality:
     output:
         f"{BS_DIR}/{{task}}/concepts.parquet",
         metrics=f"{JOB_METRICS}/blindspot/quality/{{task}}.json",
-    params:
-        task="{task}",
-        enabled=BS["quality"]["enabled"],
-        max_pairs=BS["quality"]["max_pairs"],
-        min_rating=BS["quality"]["min_rating"],
-        keep_share=BS["quality"]["keep_share"],
-        **BS_ROLES["quality"].params,
-    resources:
-        gpu=BS_ROLES["quality"].gpus,
-    threads: BS_ROLES["quality"].threads
     log:
         "logs/blindspot/quality/{task}.log",
     benchmark:
         "results/benchmarks/blindspot/quality/{task}.tsv"
     conda:
         BS_ROLES["quality"].env
+    threads: BS_ROLES["quality"].threads
+    resources:
+        gpu=BS_ROLES["quality"].gpus,
+    params:
+        **BS_ROLES["quality"].params,
+        task="{task}",
+        enabled=BS["quality"]["enabled"],
+        max_pairs=BS["quality"]["max_pairs"],
+        min_rating=BS["quality"]["min_rating"],
+        keep_share=BS["quality"]["keep_share"],
     script:
         "../scripts/blindspot/quality.py"
 
@@ -371,21 +378,21 @@ rule blindspot_baseline:
     output:
         f"{BS_DIR}/{{model}}/{{task}}/baseline.parquet",
         metrics=f"{JOB_METRICS}/blindspot/baseline/{{model}}/{{task}}.json",
-    params:
-        task="{task}",
-        k0=BS["stages"]["k0"],
-        max_stages=BS["stages"]["max_stages"],
-        force_decision=BS["target"]["force_decision"],
-        **BS_TARGET_ROLE.params,
-    resources:
-        gpu=BS_TARGET_ROLE.gpus,
-    threads: BS_TARGET_ROLE.threads
     log:
         "logs/blindspot/baseline/{model}/{task}.log",
     benchmark:
         "results/benchmarks/blindspot/baseline/{model}/{task}.tsv"
     conda:
         BS_TARGET_ROLE.env
+    threads: BS_TARGET_ROLE.threads
+    resources:
+        gpu=BS_TARGET_ROLE.gpus,
+    params:
+        **BS_TARGET_ROLE.params,
+        task="{task}",
+        k0=BS["stages"]["k0"],
+        max_stages=BS["stages"]["max_stages"],
+        force_decision=BS["target"]["force_decision"],
     script:
         "../scripts/blindspot/baseline.py"
 
@@ -404,20 +411,20 @@ rule blindspot_baseline_judge:
         table=f"{BS_DIR}/{{model}}/{{task}}/baseline_filter.csv",
         entry=f"{BS_DIR}/{{model}}/{{task}}/baseline_entry.json",
         metrics=f"{JOB_METRICS}/blindspot/baseline_judge/{{model}}/{{task}}.json",
-    params:
-        task="{task}",
-        threshold=BS["stages"]["baseline_verbalization_threshold"],
-        method=BS["verbalization"]["judge"],
-        **BS_ROLES["verbalization"].params,
-    resources:
-        gpu=BS_ROLES["verbalization"].gpus,
-    threads: BS_ROLES["verbalization"].threads
     log:
         "logs/blindspot/baseline_judge/{model}/{task}.log",
     benchmark:
         "results/benchmarks/blindspot/baseline_judge/{model}/{task}.tsv"
     conda:
         BS_ROLES["verbalization"].env
+    threads: BS_ROLES["verbalization"].threads
+    resources:
+        gpu=BS_ROLES["verbalization"].gpus,
+    params:
+        **BS_ROLES["verbalization"].params,
+        task="{task}",
+        threshold=BS["stages"]["baseline_verbalization_threshold"],
+        method=BS["verbalization"]["judge"],
     script:
         "../scripts/blindspot/baseline_judge.py"
 
@@ -434,22 +441,22 @@ rule blindspot_stage_respond:
     output:
         f"{BS_DIR}/{{model}}/{{task}}/stage-{{stage}}/responses.parquet",
         metrics=f"{JOB_METRICS}/blindspot/stage_respond/{{model}}/{{task}}/stage-{{stage}}.json",
-    params:
-        task="{task}",
-        previous=bs_previous_path("responses.parquet"),
-        k0=BS["stages"]["k0"],
-        max_stages=BS["stages"]["max_stages"],
-        force_decision=BS["target"]["force_decision"],
-        **BS_TARGET_ROLE.params,
-    resources:
-        gpu=BS_TARGET_ROLE.gpus,
-    threads: BS_TARGET_ROLE.threads
     log:
         "logs/blindspot/stage_respond/{model}/{task}/stage-{stage}.log",
     benchmark:
         "results/benchmarks/blindspot/stage_respond/{model}/{task}/stage-{stage}.tsv"
     conda:
         BS_TARGET_ROLE.env
+    threads: BS_TARGET_ROLE.threads
+    resources:
+        gpu=BS_TARGET_ROLE.gpus,
+    params:
+        **BS_TARGET_ROLE.params,
+        task="{task}",
+        previous=bs_previous_path("responses.parquet"),
+        k0=BS["stages"]["k0"],
+        max_stages=BS["stages"]["max_stages"],
+        force_decision=BS["target"]["force_decision"],
     script:
         "../scripts/blindspot/stage_respond.py"
 
@@ -469,23 +476,23 @@ rule blindspot_stage_judge:
     output:
         f"{BS_DIR}/{{model}}/{{task}}/stage-{{stage}}/verdicts.parquet",
         metrics=f"{JOB_METRICS}/blindspot/stage_judge/{{model}}/{{task}}/stage-{{stage}}.json",
-    params:
-        task="{task}",
-        previous=bs_previous_path("verdicts.parquet"),
-        k0=BS["stages"]["k0"],
-        max_stages=BS["stages"]["max_stages"],
-        stage_params=bs_stage_params(),
-        method=BS["verbalization"]["judge"],
-        **BS_ROLES["verbalization"].params,
-    resources:
-        gpu=BS_ROLES["verbalization"].gpus,
-    threads: BS_ROLES["verbalization"].threads
     log:
         "logs/blindspot/stage_judge/{model}/{task}/stage-{stage}.log",
     benchmark:
         "results/benchmarks/blindspot/stage_judge/{model}/{task}/stage-{stage}.tsv"
     conda:
         BS_ROLES["verbalization"].env
+    threads: BS_ROLES["verbalization"].threads
+    resources:
+        gpu=BS_ROLES["verbalization"].gpus,
+    params:
+        **BS_ROLES["verbalization"].params,
+        task="{task}",
+        previous=bs_previous_path("verdicts.parquet"),
+        k0=BS["stages"]["k0"],
+        max_stages=BS["stages"]["max_stages"],
+        stage_params=bs_stage_params(),
+        method=BS["verbalization"]["judge"],
     script:
         "../scripts/blindspot/stage_judge.py"
 
@@ -499,15 +506,15 @@ checkpoint blindspot_stage_decide:
     output:
         decision=f"{BS_DIR}/{{model}}/{{task}}/stage-{{stage}}/decision.json",
         tests=f"{BS_DIR}/{{model}}/{{task}}/stage-{{stage}}/tests.csv",
+    log:
+        "logs/blindspot/stage_decide/{model}/{task}/stage-{stage}.log",
+    conda:
+        "../envs/analysis.yaml"
     params:
         k0=BS["stages"]["k0"],
         max_stages=BS["stages"]["max_stages"],
         stage_params=bs_stage_params(),
         method=BS["verbalization"]["judge"],
-    log:
-        "logs/blindspot/stage_decide/{model}/{task}/stage-{stage}.log",
-    conda:
-        "../envs/analysis.yaml"
     script:
         "../scripts/blindspot/stage_decide.py"
 
@@ -529,12 +536,12 @@ rule blindspot_audit:
         funnel=f"{BS_DIR}/{{model}}/{{task}}/funnel.csv",
         costs=f"{BS_DIR}/{{model}}/{{task}}/costs.csv",
         examples=f"{BS_DIR}/{{model}}/{{task}}/examples.csv",
-    params:
-        examples_per_concept=BS["examples_per_concept"],
     log:
         "logs/blindspot/audit/{model}/{task}.log",
     conda:
         "../envs/analysis.yaml"
+    params:
+        examples_per_concept=BS["examples_per_concept"],
     script:
         "../scripts/blindspot/audit.py"
 
@@ -587,12 +594,12 @@ rule blindspot_tables:
             category="blindspot",
             subcategory="report",
         ),
-    params:
-        summary=bs_summary(),
     log:
         "logs/blindspot/tables/all.log",
     conda:
         "../envs/analysis.yaml"
+    params:
+        summary=bs_summary(),
     script:
         "../scripts/blindspot/tables.py"
 
@@ -612,12 +619,12 @@ rule blindspot_fairness_rediscovery:
             subcategory="tables",
         ),
         md=f"{BS_DIR}/tables/fairness_rediscovery.md",
-    params:
-        tasks=bs_fairness_tasks(),
     log:
         "logs/blindspot/fairness_rediscovery/all.log",
     conda:
         "../envs/analysis.yaml"
+    params:
+        tasks=bs_fairness_tasks(),
     script:
         "../scripts/blindspot/rediscovery.py"
 
@@ -641,14 +648,14 @@ rule blindspot_byo:
         flagged_md=f"{BS_DIR}/byo/flagged.md",
         funnel=f"{BS_DIR}/byo/funnel.csv",
         costs=f"{BS_DIR}/byo/costs.csv",
-    params:
-        k0=BS["stages"]["k0"],
-        max_stages=BS["stages"]["max_stages"],
-        stage_params=bs_stage_params(),
     log:
         "logs/blindspot/byo/all.log",
     conda:
         "../envs/analysis.yaml"
+    params:
+        k0=BS["stages"]["k0"],
+        max_stages=BS["stages"]["max_stages"],
+        stage_params=bs_stage_params(),
     script:
         "../scripts/blindspot/byo.py"
 
@@ -687,12 +694,28 @@ rule blindspot_report:
 def blindspot_targets():
     """Final products of the blindspot study for the active config."""
     if BS["byo"]["outcomes"]:
-        return [f"{BS_DIR}/byo/flagged.csv", f"{BS_DIR}/byo/flagged.md", f"{BS_DIR}/byo/funnel.csv",
-                f"{BS_DIR}/byo/costs.csv"]
-    return [f"{BS_DIR}/tables/{name}" for name in
-            ("flagged.csv", "flagged.md", "funnel.csv", "costs.csv", "costs.md", "model_outputs.csv",
-             "examples.md")] + [
-        f"{BS_DIR}/figures/funnel.png", f"{BS_DIR}/report.md"] + bs_rediscovery_files(("csv", "md"))
+        return [
+            f"{BS_DIR}/byo/flagged.csv",
+            f"{BS_DIR}/byo/flagged.md",
+            f"{BS_DIR}/byo/funnel.csv",
+            f"{BS_DIR}/byo/costs.csv",
+        ]
+    return (
+        [
+            f"{BS_DIR}/tables/{name}"
+            for name in (
+                "flagged.csv",
+                "flagged.md",
+                "funnel.csv",
+                "costs.csv",
+                "costs.md",
+                "model_outputs.csv",
+                "examples.md",
+            )
+        ]
+        + [f"{BS_DIR}/figures/funnel.png", f"{BS_DIR}/report.md"]
+        + bs_rediscovery_files(("csv", "md"))
+    )
 
 
 rule blindspot:

@@ -20,9 +20,7 @@ import yaml
 from thinkbias.llm.registry import load_model_spec
 
 # Jobs (also in conda envs and on cluster nodes) import the thinkbias library from the workflow folder.
-os.environ["PYTHONPATH"] = os.pathsep.join(
-    p for p in (workflow.basedir, os.environ.get("PYTHONPATH", "")) if p
-)
+os.environ["PYTHONPATH"] = os.pathsep.join(p for p in (workflow.basedir, os.environ.get("PYTHONPATH", "")) if p)
 
 REGISTRY = yaml.safe_load(Path(config["registry"]).read_text())
 CACHE_DIR = config["cache_dir"]
@@ -35,8 +33,7 @@ def registry_entry(model_id):
     """The registry entry of a model, with a clear error for an unknown id."""
     if model_id not in REGISTRY:
         raise ValueError(
-            f"model '{model_id}' is not in the registry {config['registry']} "
-            f"(known: {', '.join(sorted(REGISTRY))})"
+            f"model '{model_id}' is not in the registry {config['registry']} " f"(known: {', '.join(sorted(REGISTRY))})"
         )
     return REGISTRY[model_id]
 
@@ -129,15 +126,28 @@ def model_role(model=None, section=None, threads=2):
     base = {"registry": config["registry"], "cache_dir": CACHE_DIR, "seed": config["seed"], **sampling}
     count = threads if callable(threads) else (lambda model_id: threads)
     if model is None:
-        return RoleJob(weights=lambda wc: model_files(wc.model), env=llm_env, gpus=gpus_for_wildcards,
-                       threads=lambda wc: count(wc.model),
-                       params={"model": "{model}", "model_identity": model_identity_wildcards, **base})
+        return RoleJob(
+            weights=lambda wc: model_files(wc.model),
+            env=llm_env,
+            gpus=gpus_for_wildcards,
+            threads=lambda wc: count(wc.model),
+            params={"model": "{model}", "model_identity": model_identity_wildcards, **base},
+        )
     if not model:
-        return RoleJob(weights=[], env="../envs/analysis.yaml", gpus=0, threads=2,
-                       params={"model": "", "model_identity": "", **base})
-    return RoleJob(weights=model_files(model), env=f"../envs/{registry_entry(model)['backend']}.yaml",
-                   gpus=gpus_for(model), threads=count(model),
-                   params={"model": model, "model_identity": model_identity(model), **base})
+        return RoleJob(
+            weights=[],
+            env="../envs/analysis.yaml",
+            gpus=0,
+            threads=2,
+            params={"model": "", "model_identity": "", **base},
+        )
+    return RoleJob(
+        weights=model_files(model),
+        env=f"../envs/{registry_entry(model)['backend']}.yaml",
+        gpus=gpus_for(model),
+        threads=count(model),
+        params={"model": model, "model_identity": model_identity(model), **base},
+    )
 
 
 def shard_ids(n_items):

@@ -26,18 +26,18 @@ def manifest_key(wildcards):
 rule fetch:
     output:
         "resources/{path}",
-    wildcard_constraints:
-        path=manifest_path_regex(),
-    params:
-        manifest=config["manifest"],
-        relpath=manifest_key,
-        root="resources",
     log:
         "logs/data/fetch/{path}.log",
+    wildcard_constraints:
+        path=manifest_path_regex(),
     retries: 0
     localrule: True
     conda:
         "../envs/data.yaml"
+    params:
+        manifest=config["manifest"],
+        relpath=manifest_key,
+        root="resources",
     script:
         "../scripts/data/fetch.py"
 

@@ -8,8 +8,20 @@ FAIR_RUN = f"results/fairness/{FAIR['run']}"
 FAIR_LOGS = f"logs/fairness/{FAIR['run']}"
 FAIR_BENCH = f"results/benchmarks/fairness/{FAIR['run']}"
 FAIR_JOBS = f"{JOB_METRICS}/fairness/{FAIR['run']}"
-FAIR_TABLES = ("parse_counts", "identities", "table2", "figure2", "figure3", "appendix_c_curves", "appendix_c",
-               "figure4", "table3", "table3_gaps", "table4", "table5")
+FAIR_TABLES = (
+    "parse_counts",
+    "identities",
+    "table2",
+    "figure2",
+    "figure3",
+    "appendix_c_curves",
+    "appendix_c",
+    "figure4",
+    "table3",
+    "table3_gaps",
+    "table4",
+    "table5",
+)
 FAIR_FIGURES = ("figure2", "figure3", "appendix_c", "figure4")
 FAIR_RAW = {
     "adult": ["resources/raw/adult/adult.data", "resources/raw/adult/adult.test"],
@@ -40,8 +52,11 @@ def fairness_shard_files(kind):
     """Input helper: every shard of both arms of one setting, for generations or probes."""
 
     def files(wildcards):
-        return expand(f"{FAIR_RUN}/{kind}/{wildcards.dataset}/{wildcards.model}/{{arm}}/shard-{{shard}}.parquet",
-                      arm=["nothink", "think"], shard=fairness_shards())
+        return expand(
+            f"{FAIR_RUN}/{kind}/{wildcards.dataset}/{wildcards.model}/{{arm}}/shard-{{shard}}.parquet",
+            arm=["nothink", "think"],
+            shard=fairness_shards(),
+        )
 
     return files
 
@@ -74,8 +89,13 @@ def fairness_job_metrics():
     """Metrics file of every model job of the study (none when the predictions are brought in)."""
     if FAIR["predictions"]:
         return []
-    return expand(f"{FAIR_JOBS}/generate/{{dataset}}/{{model}}/{{arm}}/shard-{{shard}}.json",
-                  dataset=FAIR["datasets"], model=FAIR["models"], arm=["nothink", "think"], shard=fairness_shards())
+    return expand(
+        f"{FAIR_JOBS}/generate/{{dataset}}/{{model}}/{{arm}}/shard-{{shard}}.json",
+        dataset=FAIR["datasets"],
+        model=FAIR["models"],
+        arm=["nothink", "think"],
+        shard=fairness_shards(),
+    )
 
 
 def fairness_targets():
@@ -88,14 +108,14 @@ rule fairness_prompts:
         fairness_raw,
     output:
         f"{FAIR_RUN}/prompts/{{dataset}}.parquet",
-    params:
-        n_records=FAIR["n_records"],
-        seed=config["seed"],
-        manifest=config["manifest"],  # the raw files are verified against it before they are read
     log:
         f"{FAIR_LOGS}/prompts/{{dataset}}.log",
     conda:
         "../envs/data.yaml"
+    params:
+        n_records=FAIR["n_records"],
+        seed=config["seed"],
+        manifest=config["manifest"],  # the raw files are verified against it before they are read
     script:
         "../scripts/fairness/prompts.py"
 
@@ -110,25 +130,25 @@ rule fairness_generate:
         generations=f"{FAIR_RUN}/generations/{{dataset}}/{{model}}/{{arm}}/shard-{{shard}}.parquet",
         probes=f"{FAIR_RUN}/probes/{{dataset}}/{{model}}/{{arm}}/shard-{{shard}}.parquet",
         metrics=f"{FAIR_JOBS}/generate/{{dataset}}/{{model}}/{{arm}}/shard-{{shard}}.json",
+    log:
+        f"{FAIR_LOGS}/generate/{{dataset}}/{{model}}/{{arm}}/shard-{{shard}}.log",
+    benchmark:
+        f"{FAIR_BENCH}/generate/{{dataset}}/{{model}}/{{arm}}/shard-{{shard}}.tsv"
+    wildcard_constraints:
+        arm="think|nothink",
+        dataset="adult|compas|credit",
+        shard=r"\d+",
+    conda:
+        FAIR_ROLE.env
+    threads: FAIR_ROLE.threads
+    resources:
+        gpu=FAIR_ROLE.gpus,
     params:
         **FAIR_ROLE.params,
         shard_size=config["shard_size"],
         think_budget=FAIR["think_budget"],
         answer_budget=FAIR["answer_budget"],
         depths=fairness_depths(),
-    wildcard_constraints:
-        arm="think|nothink",
-        dataset="adult|compas|credit",
-        shard=r"\d+",
-    threads: FAIR_ROLE.threads
-    resources:
-        gpu=FAIR_ROLE.gpus,
-    log:
-        f"{FAIR_LOGS}/generate/{{dataset}}/{{model}}/{{arm}}/shard-{{shard}}.log",
-    benchmark:
-        f"{FAIR_BENCH}/generate/{{dataset}}/{{model}}/{{arm}}/shard-{{shard}}.tsv"
-    conda:
-        FAIR_ROLE.env
     script:
         "../scripts/fairness/generate.py"
 
@@ -140,20 +160,21 @@ rule fairness_gather:
     output:
         predictions=f"{FAIR_RUN}/predictions/{{dataset}}/{{model}}.parquet",
         cost=f"{FAIR_RUN}/cost/{{dataset}}/{{model}}.csv",
-    params:
-        main_depth=FAIR["depths"],
     log:
         f"{FAIR_LOGS}/gather/{{dataset}}/{{model}}.log",
     conda:
         "../envs/analysis.yaml"
+    params:
+        main_depth=FAIR["depths"],
     script:
         "../scripts/fairness/gather.py"
 
 
 rule fairness_predictions:
     input:
-        predictions=expand(f"{FAIR_RUN}/predictions/{{dataset}}/{{model}}.parquet",
-                           dataset=FAIR["datasets"], model=FAIR["models"]),
+        predictions=expand(
+            f"{FAIR_RUN}/predictions/{{dataset}}/{{model}}.parquet", dataset=FAIR["datasets"], model=FAIR["models"]
+        ),
         cost=expand(f"{FAIR_RUN}/cost/{{dataset}}/{{model}}.csv", dataset=FAIR["datasets"], model=FAIR["models"]),
     output:
         predictions=f"{FAIR_RUN}/predictions.csv",
@@ -194,17 +215,17 @@ rule fairness_table:
             subcategory="tables",
         ),
         md=f"{FAIR_RUN}/tables/{{product}}.md",
+    log:
+        f"{FAIR_LOGS}/tables/{{product}}.log",
     wildcard_constraints:
         product="table2|figure2|figure3|appendix_c_curves|appendix_c|figure4|table3|table3_gaps|table4|table5",
+    conda:
+        "../envs/analysis.yaml"
     params:
         n_boot=FAIR["bootstrap_samples"],
         seed=config["seed"],
         main_depth=FAIR["depths"],
         noise_floor=FAIR["noise_floor"],
-    log:
-        f"{FAIR_LOGS}/tables/{{product}}.log",
-    conda:
-        "../envs/analysis.yaml"
     script:
         "../scripts/fairness/table.py"
 
@@ -219,14 +240,14 @@ rule fairness_figure:
             category="fairness",
             subcategory="figures",
         ),
-    wildcard_constraints:
-        figure="figure2|figure3|appendix_c|figure4",
-    params:
-        main_depth=FAIR["depths"],
     log:
         f"{FAIR_LOGS}/figures/{{figure}}.log",
+    wildcard_constraints:
+        figure="figure2|figure3|appendix_c|figure4",
     conda:
         "../envs/analysis.yaml"
+    params:
+        main_depth=FAIR["depths"],
     script:
         "../scripts/fairness/figure.py"
 
@@ -243,13 +264,13 @@ rule fairness_report:
             category="fairness",
             subcategory="report",
         ),
-    params:
-        run=FAIR["run"],
-        benchmarks=FAIR_BENCH,
     log:
         f"{FAIR_LOGS}/report.log",
     conda:
         "../envs/analysis.yaml"
+    params:
+        run=FAIR["run"],
+        benchmarks=FAIR_BENCH,
     script:
         "../scripts/fairness/report.py"
 

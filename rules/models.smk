@@ -7,15 +7,17 @@ def manifest_models():
     """Registry models whose weight files come through the data manifest (rule fetch)."""
     manifest = Path(config["manifest"])
     listed = yaml.safe_load(manifest.read_text()).get("files", {}) if manifest.exists() else {}
-    return {m for m, e in REGISTRY.items()
-            if any(f"models/{m}/{f['name']}" in listed for f in e.get("files", []))}
+    return {m for m, e in REGISTRY.items() if any(f"models/{m}/{f['name']}" in listed for f in e.get("files", []))}
 
 
 def hub_models():
     """Registry models whose weights come from a pinned hub snapshot (not from the manifest)."""
     in_manifest = manifest_models()
-    return {m: e for m, e in REGISTRY.items()
-            if e.get("files") and "source" in e and "quantize" not in e and m not in in_manifest}
+    return {
+        m: e
+        for m, e in REGISTRY.items()
+        if e.get("files") and "source" in e and "quantize" not in e and m not in in_manifest
+    }
 
 
 for _model_id, _entry in hub_models().items():
@@ -25,12 +27,12 @@ for _model_id, _entry in hub_models().items():
             weights_rule(_model_id)
         output:
             [f"resources/models/{_model_id}/{f['name']}" for f in _entry["files"]],
-        params:
-            entry=_entry,
         log:
             f"logs/models/weights/{_model_id}.log",
         conda:
             "../envs/hub.yaml"
+        params:
+            entry=_entry,
         script:
             "../scripts/models/download_weights.py"
 
@@ -51,18 +53,18 @@ for _model_id, _entry in quantized_models().items():
             calibration=[c for c in [_entry["quantize"].get("calib_data", "")] if c.endswith(".txt")],
         output:
             [f"resources/models/{_model_id}/{f['name']}" for f in _entry["files"]],
-        params:
-            settings={k: v for k, v in _entry["quantize"].items() if k not in ("from", "method")},
-        resources:
-            gpu=1,
-            mem_mb=120000,
-            runtime=240,
-        threads: 8
         log:
             f"logs/models/quantize/{_model_id}.log",
         benchmark:
             f"results/benchmarks/models/quantize/{_model_id}.tsv"
         conda:
             "../envs/awq.yaml"
+        threads: 8
+        resources:
+            gpu=1,
+            mem_mb=120000,
+            runtime=240,
+        params:
+            settings={k: v for k, v in _entry["quantize"].items() if k not in ("from", "method")},
         script:
             "../scripts/models/quantize_awq.py"

@@ -86,8 +86,7 @@ def position_record_files(wildcards=None):
     if POSITION_BYO:
         return ["results/position/byo/records.parquet"]
     return [
-        f"results/position/{r['benchmark']}/records/{r['model']}/{r['mode']}.parquet"
-        for r in generation_runs(POSITION)
+        f"results/position/{r['benchmark']}/records/{r['model']}/{r['mode']}.parquet" for r in generation_runs(POSITION)
     ]
 
 
@@ -110,28 +109,39 @@ def position_job_metrics(wildcards=None):
     files = []
     for r in generation_runs(POSITION):
         n = shard_count(n_prompts(POSITION, r["benchmark"], r["model"], r["mode"]), config["shard_size"])
-        files += [f"{JOB_METRICS}/position/generate/{r['benchmark']}/{r['model']}/{r['mode']}/shard-{i}.json"
-                  for i in range(n)]
+        files += [
+            f"{JOB_METRICS}/position/generate/{r['benchmark']}/{r['model']}/{r['mode']}/shard-{i}.json"
+            for i in range(n)
+        ]
     n = truncation_shard_count(POSITION)
     for r in truncation_runs(POSITION):
-        files += [f"{JOB_METRICS}/position/truncate/{r['benchmark']}/{r['model']}/{r['mode']}/shard-{i}.json"
-                  for i in range(n)]
+        files += [
+            f"{JOB_METRICS}/position/truncate/{r['benchmark']}/{r['model']}/{r['mode']}/shard-{i}.json"
+            for i in range(n)
+        ]
     return files  # with the depth probe on, the generation jobs' metrics include its probes
 
 
 def position_depth_shards():
     """(benchmark, model, mode, shard) of every generation shard of the depth-probed configurations."""
-    return [(r["benchmark"], r["model"], r["mode"], i) for r in depth_probe_runs(POSITION)
-            for i in range(shard_count(n_prompts(POSITION, r["benchmark"], r["model"], r["mode"]), config["shard_size"]))]
+    return [
+        (r["benchmark"], r["model"], r["mode"], i)
+        for r in depth_probe_runs(POSITION)
+        for i in range(shard_count(n_prompts(POSITION, r["benchmark"], r["model"], r["mode"]), config["shard_size"]))
+    ]
 
 
 def position_depth_probe_files(wildcards=None):
     """Depth-probe table of every generation shard of the probed configurations: the generation
     job's own (fused) with the depth probe on, else the position_depth_probe job's."""
     if depth_probe_enabled(POSITION):
-        return [f"results/position/{b}/generations/{m}/{mode}/shard-{i}.probes.parquet"
-                for b, m, mode, i in position_depth_shards()]
-    return [f"results/position/{b}/depth_probe/{m}/{mode}/shard-{i}.parquet" for b, m, mode, i in position_depth_shards()]
+        return [
+            f"results/position/{b}/generations/{m}/{mode}/shard-{i}.probes.parquet"
+            for b, m, mode, i in position_depth_shards()
+        ]
+    return [
+        f"results/position/{b}/depth_probe/{m}/{mode}/shard-{i}.parquet" for b, m, mode, i in position_depth_shards()
+    ]
 
 
 def position_generate_depths(wildcards):
@@ -158,11 +168,21 @@ def position_api_models():
 
 
 def position_report_note():
-    source = f"bring-your-own generations {POSITION['byo_generations']}" if POSITION_BYO else (
-        "configurations " + ", ".join(f"{r['benchmark']}/{r['model']}/{r['mode']} ({r['n_questions']} questions)"
-                                      for r in generation_runs(POSITION)))
-    return (f"This run: {source}; PBS norm {POSITION['pbs_norm']}; Table 1 {POSITION['correlation']['method']} "
-            f"on {POSITION['correlation']['length_scale']} length; seed {config['seed']}.")
+    source = (
+        f"bring-your-own generations {POSITION['byo_generations']}"
+        if POSITION_BYO
+        else (
+            "configurations "
+            + ", ".join(
+                f"{r['benchmark']}/{r['model']}/{r['mode']} ({r['n_questions']} questions)"
+                for r in generation_runs(POSITION)
+            )
+        )
+    )
+    return (
+        f"This run: {source}; PBS norm {POSITION['pbs_norm']}; Table 1 {POSITION['correlation']['method']} "
+        f"on {POSITION['correlation']['length_scale']} length; seed {config['seed']}."
+    )
 
 
 rule position_items:
@@ -170,16 +190,16 @@ rule position_items:
         raw=position_raw,
     output:
         "results/position/{benchmark}/items.csv",
+    log:
+        "logs/position/items/{benchmark}.log",
+    wildcard_constraints:
+        benchmark="mmlu|arc|gpqa",
+    conda:
+        "../envs/data.yaml"
     params:
         seed=config["seed"],
         n_questions=position_n_questions,
         manifest=config["manifest"],  # the raw file is verified against it before it is read
-    wildcard_constraints:
-        benchmark="mmlu|arc|gpqa",
-    log:
-        "logs/position/items/{benchmark}.log",
-    conda:
-        "../envs/data.yaml"
     script:
         "../scripts/position/items.py"
 
@@ -189,14 +209,14 @@ rule position_prompts:
         "results/position/{benchmark}/items.csv",
     output:
         "results/position/{benchmark}/prompts.parquet",
-    params:
-        orderings=POSITION["orderings"],
-    wildcard_constraints:
-        benchmark="mmlu|arc|gpqa",
     log:
         "logs/position/prompts/{benchmark}.log",
+    wildcard_constraints:
+        benchmark="mmlu|arc|gpqa",
     conda:
         "../envs/data.yaml"
+    params:
+        orderings=POSITION["orderings"],
     script:
         "../scripts/position/prompts.py"
 
@@ -209,26 +229,26 @@ rule position_generate:
         "results/position/{benchmark}/generations/{model}/{mode}/shard-{shard}.parquet",
         probes="results/position/{benchmark}/generations/{model}/{mode}/shard-{shard}.probes.parquet",
         metrics=f"{JOB_METRICS}/position/generate/{{benchmark}}/{{model}}/{{mode}}/shard-{{shard}}.json",
+    log:
+        "logs/position/generate/{benchmark}/{model}/{mode}/shard-{shard}.log",
+    benchmark:
+        "results/benchmarks/position/generate/{benchmark}/{model}/{mode}/shard-{shard}.tsv"
+    wildcard_constraints:
+        benchmark="mmlu|arc|gpqa",
+        model="[^/]+",
+        mode="direct|cot|reasoning",
+        shard=r"\d+",
+    conda:
+        POSITION_ROLE.env
+    threads: POSITION_ROLE.threads
+    resources:
+        gpu=POSITION_ROLE.gpus,
     params:
         **POSITION_ROLE.params,
         max_tokens=position_max_tokens,
         start=position_shard_start,
         stop=position_shard_stop,
         depths=position_generate_depths,
-    wildcard_constraints:
-        benchmark="mmlu|arc|gpqa",
-        model="[^/]+",
-        mode="direct|cot|reasoning",
-        shard=r"\d+",
-    resources:
-        gpu=POSITION_ROLE.gpus,
-    threads: POSITION_ROLE.threads
-    log:
-        "logs/position/generate/{benchmark}/{model}/{mode}/shard-{shard}.log",
-    benchmark:
-        "results/benchmarks/position/generate/{benchmark}/{model}/{mode}/shard-{shard}.tsv"
-    conda:
-        POSITION_ROLE.env
     script:
         "../scripts/position/generate.py"
 
@@ -238,12 +258,12 @@ rule position_gather:
         position_shard_files,
     output:
         "results/position/{benchmark}/generations/{model}/{mode}.parquet",
+    log:
+        "logs/position/gather/{benchmark}/{model}/{mode}.log",
     wildcard_constraints:
         benchmark="mmlu|arc|gpqa",
         model="[^/]+",
         mode="direct|cot|reasoning",
-    log:
-        "logs/position/gather/{benchmark}/{model}/{mode}.log",
     conda:
         "../envs/analysis.yaml"
     script:
@@ -256,17 +276,17 @@ rule position_extract:
         prompts="results/position/{benchmark}/prompts.parquet",
     output:
         "results/position/{benchmark}/records/{model}/{mode}.parquet",
-    params:
-        fallback=POSITION["extraction_fallback"],
-        ccp_definition=POSITION["ccp_definition"],
+    log:
+        "logs/position/extract/{benchmark}/{model}/{mode}.log",
     wildcard_constraints:
         benchmark="mmlu|arc|gpqa",
         model="[^/]+",
         mode="direct|cot|reasoning",
-    log:
-        "logs/position/extract/{benchmark}/{model}/{mode}.log",
     conda:
         "../envs/analysis.yaml"
+    params:
+        fallback=POSITION["extraction_fallback"],
+        ccp_definition=POSITION["ccp_definition"],
     script:
         "../scripts/position/extract.py"
 
@@ -276,14 +296,14 @@ rule position_byo:
         POSITION["byo_generations"] or "byo-generations-not-configured",
     output:
         "results/position/byo/records.parquet",
-    params:
-        orderings=POSITION["orderings"],
-        fallback=POSITION["extraction_fallback"],
-        ccp_definition=POSITION["ccp_definition"],
     log:
         "logs/position/byo/records.log",
     conda:
         "../envs/analysis.yaml"
+    params:
+        orderings=POSITION["orderings"],
+        fallback=POSITION["extraction_fallback"],
+        ccp_definition=POSITION["ccp_definition"],
     script:
         "../scripts/position/byo.py"
 
@@ -294,12 +314,12 @@ rule position_metrics:
     output:
         records="results/position/records.parquet",
         questions="results/position/questions.csv",
-    params:
-        pbs_norm=POSITION["pbs_norm"],
     log:
         "logs/position/metrics/metrics.log",
     conda:
         "../envs/analysis.yaml"
+    params:
+        pbs_norm=POSITION["pbs_norm"],
     script:
         "../scripts/position/metrics.py"
 
@@ -312,23 +332,23 @@ rule position_truncate:
     output:
         "results/position/{benchmark}/truncation/{model}/{mode}/shard-{shard}.parquet",
         metrics=f"{JOB_METRICS}/position/truncate/{{benchmark}}/{{model}}/{{mode}}/shard-{{shard}}.json",
-    params:
-        **POSITION_ROLE.params,
-        truncation=POSITION["truncation"],
+    log:
+        "logs/position/truncate/{benchmark}/{model}/{mode}/shard-{shard}.log",
+    benchmark:
+        "results/benchmarks/position/truncate/{benchmark}/{model}/{mode}/shard-{shard}.tsv"
     wildcard_constraints:
         benchmark="mmlu|arc|gpqa",
         model="[^/]+",
         mode="direct|cot|reasoning",
         shard=r"\d+",
-    resources:
-        gpu=POSITION_ROLE.gpus,
-    threads: POSITION_ROLE.threads
-    log:
-        "logs/position/truncate/{benchmark}/{model}/{mode}/shard-{shard}.log",
-    benchmark:
-        "results/benchmarks/position/truncate/{benchmark}/{model}/{mode}/shard-{shard}.tsv"
     conda:
         POSITION_ROLE.env
+    threads: POSITION_ROLE.threads
+    resources:
+        gpu=POSITION_ROLE.gpus,
+    params:
+        **POSITION_ROLE.params,
+        truncation=POSITION["truncation"],
     script:
         "../scripts/position/truncate.py"
 
@@ -351,12 +371,12 @@ rule position_truncation_tables:
             subcategory="tables",
         ),
         markdown="results/position/tables/truncation.md",
-    params:
-        buckets=POSITION["truncation"]["buckets"],
     log:
         "logs/position/truncation_tables/truncation.log",
     conda:
         "../envs/analysis.yaml"
+    params:
+        buckets=POSITION["truncation"]["buckets"],
     script:
         "../scripts/position/truncation_tables.py"
 
@@ -372,17 +392,17 @@ rule position_table:
             subcategory="tables",
         ),
         markdown="results/position/tables/{position_table}.md",
+    log:
+        "logs/position/table/{position_table}.log",
     wildcard_constraints:
         position_table="|".join(POSITION_TABLES.values()),
+    conda:
+        "../envs/analysis.yaml"
     params:
         which=position_table_kind,
         correlation=POSITION["correlation"],
         bins=POSITION["bins"],
         pairs=POSITION["wilcoxon_pairs"],
-    log:
-        "logs/position/table/{position_table}.log",
-    conda:
-        "../envs/analysis.yaml"
     script:
         "../scripts/position/table.py"
 
@@ -397,12 +417,12 @@ rule position_figure1:
             category="position",
             subcategory="figures",
         ),
-    params:
-        which="figure1",
     log:
         "logs/position/figure/figure1.log",
     conda:
         "../envs/analysis.yaml"
+    params:
+        which="figure1",
     script:
         "../scripts/position/figure.py"
 
@@ -418,12 +438,12 @@ rule position_figure2:
             category="position",
             subcategory="figures",
         ),
-    params:
-        which="figure2",
     log:
         "logs/position/figure/figure2.log",
     conda:
         "../envs/analysis.yaml"
+    params:
+        which="figure2",
     script:
         "../scripts/position/figure.py"
 
@@ -438,12 +458,12 @@ rule position_figure3:
             category="position",
             subcategory="figures",
         ),
-    params:
-        which="figure3",
     log:
         "logs/position/figure/figure3.log",
     conda:
         "../envs/analysis.yaml"
+    params:
+        which="figure3",
     script:
         "../scripts/position/figure.py"
 
@@ -458,12 +478,12 @@ rule position_figure4:
             category="position",
             subcategory="figures",
         ),
-    params:
-        which="figure4",
     log:
         "logs/position/figure/figure4.log",
     conda:
         "../envs/analysis.yaml"
+    params:
+        which="figure4",
     script:
         "../scripts/position/figure.py"
 
@@ -485,13 +505,13 @@ rule position_report:
             category="position",
             subcategory="report",
         ),
-    params:
-        note=position_report_note(),
-        api_models=position_api_models(),
     log:
         "logs/position/report/report.log",
     conda:
         "../envs/analysis.yaml"
+    params:
+        note=position_report_note(),
+        api_models=position_api_models(),
     script:
         "../scripts/position/report.py"
 
@@ -532,6 +552,20 @@ rule position_depth_probe:
     output:
         probes="results/position/{benchmark}/depth_probe/{model}/{mode}/shard-{shard}.parquet",
         metrics=f"{JOB_METRICS}/position/depth_probe/{{benchmark}}/{{model}}/{{mode}}/shard-{{shard}}.json",
+    log:
+        "logs/position/depth_probe/{benchmark}/{model}/{mode}/shard-{shard}.log",
+    benchmark:
+        "results/benchmarks/position/depth_probe/{benchmark}/{model}/{mode}/shard-{shard}.tsv"
+    wildcard_constraints:
+        benchmark="mmlu|arc|gpqa",
+        model="[^/]+",
+        mode="cot|reasoning",
+        shard=r"\d+",
+    conda:
+        llm_env
+    threads: position_llm_threads
+    resources:
+        gpu=gpus_for_wildcards,
     params:
         model="{model}",
         registry=config["registry"],
@@ -541,20 +575,6 @@ rule position_depth_probe:
         start=position_shard_start,
         stop=position_shard_stop,
         depths=POSITION["depth_probe"]["depths"],
-    wildcard_constraints:
-        benchmark="mmlu|arc|gpqa",
-        model="[^/]+",
-        mode="cot|reasoning",
-        shard=r"\d+",
-    resources:
-        gpu=gpus_for_wildcards,
-    threads: position_llm_threads
-    log:
-        "logs/position/depth_probe/{benchmark}/{model}/{mode}/shard-{shard}.log",
-    benchmark:
-        "results/benchmarks/position/depth_probe/{benchmark}/{model}/{mode}/shard-{shard}.tsv"
-    conda:
-        llm_env
     script:
         "../scripts/position/depth_probe.py"
 
@@ -615,8 +635,12 @@ def position_targets():
     """Final products of the position study for the active config."""
     tables = [position_table_path(k, ext) for k in POSITION_TABLES for ext in ("csv", "md")]
     figures = [position_figure_path(k) for k in POSITION_FIGURES]
-    return (tables + figures + ["results/position/tables/truncation.md", "results/position/report.md"]
-            + position_depth_targets())
+    return (
+        tables
+        + figures
+        + ["results/position/tables/truncation.md", "results/position/report.md"]
+        + position_depth_targets()
+    )
 
 
 rule position:

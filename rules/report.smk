@@ -11,17 +11,17 @@ rule plan:
         md="results/plan.md",
         csv="results/plan.csv",
         models_csv="results/plan_models.csv",
+    log:
+        "logs/report/plan.log",
+    localrule: True
+    conda:
+        "../envs/analysis.yaml"
     params:
         config={s: config[s] for s in STUDIES},
         registry=REGISTRY,
         manifest_models=sorted(manifest_models()),
         planner=config["planner"],
         cache_dir=CACHE_DIR,
-    localrule: True
-    log:
-        "logs/report/plan.log",
-    conda:
-        "../envs/analysis.yaml"
     script:
         "../scripts/report/plan.py"
 
@@ -43,13 +43,13 @@ rule benchmarks_table:
             labels={"table": "per-job wall time, memory, tokens/s"},
         ),
         md="results/benchmarks.md",
+    log:
+        "logs/report/benchmarks.log",
+    localrule: True
+    conda:
+        "../envs/analysis.yaml"
     params:
         bench_root="results/benchmarks",
         metrics_root=JOB_METRICS,
-    localrule: True
-    log:
-        "logs/report/benchmarks.log",
-    conda:
-        "../envs/analysis.yaml"
     script:
         "../scripts/report/benchmarks.py"

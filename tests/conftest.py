@@ -15,8 +15,11 @@ def embedded_model() -> Path:
     if not EMBEDDED_MODEL.exists():
         from thinkbias.data.fetch import fetch_manifest_file
 
-        fetch_manifest_file(REPO / "resources/manifest.yaml", str(EMBEDDED_MODEL.relative_to(REPO / "resources")),
-                            root=REPO / "resources")
+        fetch_manifest_file(
+            REPO / "resources/manifest.yaml",
+            str(EMBEDDED_MODEL.relative_to(REPO / "resources")),
+            root=REPO / "resources",
+        )
     return EMBEDDED_MODEL
 
 

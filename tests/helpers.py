@@ -51,8 +51,9 @@ def make_workflow_dir(path: Path) -> Path:
     return path
 
 
-def run_snakemake(workdir: Path, args: list[str], config: dict | None = None,
-                  timeout: float = 1200, check: bool = True) -> subprocess.CompletedProcess:
+def run_snakemake(
+    workdir: Path, args: list[str], config: dict | None = None, timeout: float = 1200, check: bool = True
+) -> subprocess.CompletedProcess:
     """Run ``snakemake`` in ``workdir`` (made by ``make_workflow_dir``) with an optional config
     written to workdir/test-config.yaml. Output is captured; on failure it is shown in the error."""
     cmd = SNAKEMAKE + ["--directory", str(workdir), "--snakefile", str(workdir / "Snakefile")]
@@ -63,8 +64,9 @@ def run_snakemake(workdir: Path, args: list[str], config: dict | None = None,
     env = {**os.environ, "THINKBIAS_OFFLINE": "1", "THINKBIAS_THREADS": "1", "PYTHONPATH": str(REPO)}
     proc = subprocess.run(cmd + args, cwd=workdir, capture_output=True, text=True, timeout=timeout, env=env)
     if check and proc.returncode != 0:
-        raise AssertionError(f"snakemake {' '.join(args)} failed ({proc.returncode}):\n"
-                             f"{proc.stdout[-4000:]}\n{proc.stderr[-8000:]}")
+        raise AssertionError(
+            f"snakemake {' '.join(args)} failed ({proc.returncode}):\n{proc.stdout[-4000:]}\n{proc.stderr[-8000:]}"
+        )
     return proc
 
 
@@ -88,8 +90,18 @@ def dry_run_jobs(output: str) -> list[dict]:
     jobs = []
     for line in output.splitlines():
         if line.startswith(("rule ", "localrule ", "checkpoint ")):
-            jobs.append({"rule": line.split()[-1].rstrip(":"), "wildcards": "", "wildcard_values": {},
-                         "reason": "", "resources": {}, "input": [], "output": [], "benchmark": []})
+            jobs.append(
+                {
+                    "rule": line.split()[-1].rstrip(":"),
+                    "wildcards": "",
+                    "wildcard_values": {},
+                    "reason": "",
+                    "resources": {},
+                    "input": [],
+                    "output": [],
+                    "benchmark": [],
+                }
+            )
         elif jobs and line.startswith("    "):
             key, _, value = line.strip().partition(": ")
             if key == "wildcards":

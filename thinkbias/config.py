@@ -127,24 +127,37 @@ def error_lines(err: jsonschema.ValidationError, noun: str = "config key") -> li
         known = list(schema.get("properties", {}))
         extra = [k for k in err.instance if k not in known]
         where = key_path(path)
-        return [f"{noun} '{key_path(path + [k])}' = {show_value(err.instance[k])}: unknown key "
-                f"({where} takes: {', '.join(known) or 'no keys'})" for k in extra]
+        return [
+            f"{noun} '{key_path(path + [k])}' = {show_value(err.instance[k])}: unknown key "
+            f"({where} takes: {', '.join(known) or 'no keys'})"
+            for k in extra
+        ]
     if "propertyNames" in err.relative_schema_path:
-        return [f"{noun} '{key_path(path + [err.instance])}': unknown name {err.instance!r} "
-                f"(expected one of {', '.join(map(str, schema.get('enum', [])))})"]
+        return [
+            f"{noun} '{key_path(path + [err.instance])}': unknown name {err.instance!r} "
+            f"(expected one of {', '.join(map(str, schema.get('enum', [])))})"
+        ]
     if err.validator == "required":
         missing = re.findall(r"'([^']+)' is a required property", err.message)
         return [f"{noun} '{key_path(path + [m])}': missing (required)" for m in missing] or [
-            f"{noun} '{key_path(path)}': {err.message}"]
+            f"{noun} '{key_path(path)}': {err.message}"
+        ]
     where = f"{noun} '{key_path(path)}' = {show_value(err.instance)}"
     if err.validator == "type":
         kinds = schema["type"] if isinstance(schema["type"], list) else [schema["type"]]
         return [f"{where}: expected {' or '.join(kinds)}"]
     if err.validator == "enum":
         return [f"{where}: expected one of {', '.join(map(str, schema['enum']))}"]
-    bounds = {"minimum": ">=", "maximum": "<=", "exclusiveMinimum": ">", "exclusiveMaximum": "<",
-              "minItems": "at least this many items:", "maxItems": "at most this many items:",
-              "minLength": "at least this many characters:", "pattern": "text matching"}
+    bounds = {
+        "minimum": ">=",
+        "maximum": "<=",
+        "exclusiveMinimum": ">",
+        "exclusiveMaximum": "<",
+        "minItems": "at least this many items:",
+        "maxItems": "at most this many items:",
+        "minLength": "at least this many characters:",
+        "pattern": "text matching",
+    }
     if err.validator in bounds:
         return [f"{where}: expected {bounds[err.validator]} {err.validator_value}"]
     return [f"{where}: {show_value(err.message, 200)}"]

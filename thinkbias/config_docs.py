@@ -35,7 +35,8 @@ any file given with `--configfile`, which overrides it key by key. The full conf
 and every model id a study would run must be an entry of the registry. A bad config stops the run
 with one line per offending key: its path, its value and what is expected, e.g.
 `config key 'fairness.n_records' = 'four': expected integer` or
-`config key 'position.runs[1].model' = 'smollm2-135m-instruc': not a model of the registry config/models.yaml (known: ...)`.
+`config key 'position.runs[1].model' = 'smollm2-135m-instruc': not a model of the registry config/models.yaml
+(known: ...)`.
 A missing key takes its default.
 
 On the command line a top-level key is set as `snakemake --config shard_size=8`, a nested one by
@@ -79,10 +80,13 @@ def key_rows(schema: dict, config: Any = MISSING, prefix: str = "") -> Iterator[
         default = node.get("default", MISSING)
         nested = "properties" in node
         items = node.get("items") if node.get("type") == "array" else None
-        yield {"key": f"`{path}`", "type": type_name(node),
-               "default": "" if nested else show(default),
-               "config.yaml": "" if nested or value is MISSING or value == default else show(value),
-               "description": " ".join(str(node.get("description", "")).split())}
+        yield {
+            "key": f"`{path}`",
+            "type": type_name(node),
+            "default": "" if nested else show(default),
+            "config.yaml": "" if nested or value is MISSING or value == default else show(value),
+            "description": " ".join(str(node.get("description", "")).split()),
+        }
         if nested:
             yield from key_rows(node, value if value is not MISSING else {}, f"{path}.")
         elif isinstance(items, dict) and "properties" in items:
@@ -109,13 +113,19 @@ def config_reference(root: Path) -> str:
         parts.append(section(f"`{key}`", rows).replace("\n\n", f"\n\n{about}\n\n", 1))
     models = yaml.safe_load((root / "config/schema/models.schema.yaml").read_text())
     about = " ".join(str(models.get("description", "")).split())
-    parts.append(section("Model registry entry (`config/models.yaml`)", list(key_rows(models)))
-                 .replace("\n\n", f"\n\n{about}\n\n", 1))
+    parts.append(
+        section("Model registry entry (`config/models.yaml`)", list(key_rows(models))).replace(
+            "\n\n", f"\n\n{about}\n\n", 1
+        )
+    )
     for name, node in models.get("$defs", {}).items():  # extra of each backend: llamacpp_extra, ...
         backend = name.removesuffix("_extra")
         about = " ".join(str(node.get("description", "")).split()) + " Any other key is an error."
-        parts.append(section(f"Registry `extra` of the `{backend}` backend", list(key_rows(node, MISSING, "extra.")))
-                     .replace("\n\n", f"\n\n{about}\n\n", 1))
+        parts.append(
+            section(f"Registry `extra` of the `{backend}` backend", list(key_rows(node, MISSING, "extra."))).replace(
+                "\n\n", f"\n\n{about}\n\n", 1
+            )
+        )
     return "\n".join(parts)
 
 

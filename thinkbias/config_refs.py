@@ -36,8 +36,7 @@ def model_references(config: dict) -> list[tuple[str, str]]:
         refs += [(f"fairness.models[{i}]", m) for i, m in enumerate(fair["models"])]
     if pos["enabled"] and not pos["byo_generations"]:
         refs += [(f"position.runs[{i}].model", r["model"]) for i, r in enumerate(pos["runs"])]
-        refs += [(f"position.truncation.runs[{i}].model", r["model"])
-                 for i, r in enumerate(pos["truncation"]["runs"])]
+        refs += [(f"position.truncation.runs[{i}].model", r["model"]) for i, r in enumerate(pos["truncation"]["runs"])]
     if bs["enabled"] and not bs["byo"]["outcomes"]:
         refs += [(f"blindspot.models[{i}]", m) for i, m in enumerate(bs["models"])]
         if bs["embedder"] != "tfidf":
@@ -53,20 +52,26 @@ def position_run_errors(section: dict) -> list[str]:
     for i, run in enumerate(section["runs"]):
         for j, bench in enumerate(run.get("benchmarks") or benchmarks):
             if bench not in benchmarks:
-                errors.append(f"config key 'position.runs[{i}].benchmarks[{j}]' = {bench!r}: not a configured "
-                              f"benchmark (position.benchmarks: {', '.join(benchmarks)})")
+                errors.append(
+                    f"config key 'position.runs[{i}].benchmarks[{j}]' = {bench!r}: not a configured "
+                    f"benchmark (position.benchmarks: {', '.join(benchmarks)})"
+                )
             runs.add((bench, run["model"], run["mode"]))
     listed = ", ".join(sorted({f"{m}/{mode}" for _, m, mode in runs}))
     for i, run in enumerate(section["truncation"]["runs"]):
         if (run["benchmark"], run["model"], run["mode"]) not in runs:
-            errors.append(f"config key 'position.truncation.runs[{i}]' = {show_value(run)}: not one of "
-                          f"position.runs on {run['benchmark']} (runs: {listed})")
+            errors.append(
+                f"config key 'position.truncation.runs[{i}]' = {show_value(run)}: not one of "
+                f"position.runs on {run['benchmark']} (runs: {listed})"
+            )
     modes = {f"{m}/{mode}" for _, m, mode in runs}
     for i, pair in enumerate(section["wilcoxon_pairs"]):
         for side, ref in pair.items():
             if ref not in modes:
-                errors.append(f"config key 'position.wilcoxon_pairs[{i}].{side}' = {ref!r}: not one of "
-                              f"position.runs as <model>/<mode> (runs: {listed})")
+                errors.append(
+                    f"config key 'position.wilcoxon_pairs[{i}].{side}' = {ref!r}: not one of "
+                    f"position.runs as <model>/<mode> (runs: {listed})"
+                )
     return errors
 
 
@@ -74,8 +79,11 @@ def reference_errors(config: dict, registry: dict, registry_path: str | Path) ->
     """One line per model id missing from ``registry``; when every id is known, one line per
     dangling position run reference (a mistyped run model would otherwise repeat as those)."""
     known = ", ".join(sorted(registry))
-    errors = [f"config key '{path}' = {model!r}: not a model of the registry {registry_path} (known: {known})"
-              for path, model in model_references(config) if model not in registry]
+    errors = [
+        f"config key '{path}' = {model!r}: not a model of the registry {registry_path} (known: {known})"
+        for path, model in model_references(config)
+        if model not in registry
+    ]
     pos = config["position"]
     if not errors and pos["enabled"] and not pos["byo_generations"]:
         errors += position_run_errors(pos)

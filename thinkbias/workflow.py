@@ -26,8 +26,9 @@ def without_secrets(err: BaseException) -> BaseException:
 
 
 @contextlib.contextmanager
-def rule_logging(log_path: str | Path | None, name: str = "thinkbias",
-                 metrics: str | Path | None = None) -> Iterator[logging.Logger]:
+def rule_logging(
+    log_path: str | Path | None, name: str = "thinkbias", metrics: str | Path | None = None
+) -> Iterator[logging.Logger]:
     """Send stderr and a logger to the rule's log file for the duration of a script.
 
     Exceptions are logged with their traceback and re-raised, so Snakemake marks the job failed

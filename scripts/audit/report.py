@@ -19,8 +19,9 @@ with rule_logging(snakemake.log[0]) as logger:
             papers[study] = yaml.safe_load(Path(path).read_text())
         else:
             tables[name] = pd.read_csv(path, dtype={"question_id": str, "other_flagged": str})
-    text, rendered = build_audit(snakemake.params.model, snakemake.params.settings, tables, papers,
-                                 snakemake.params.position_modes)
+    text, rendered = build_audit(
+        snakemake.params.model, snakemake.params.settings, tables, papers, snakemake.params.position_modes
+    )
     for path in snakemake.output.tables:
         rendered[Path(path).stem].to_csv(path, index=False)
     Path(snakemake.output.report).write_text(text)

@@ -3,6 +3,7 @@
 Computes `thinkbias.blindspot.byo:run_byo` (staged testing: `thinkbias.blindspot.stages:run_staged`) on
 `thinkbias.blindspot.byo:read_outcomes` and `thinkbias.blindspot.byo:read_baseline`.
 """
+
 from pathlib import Path
 
 from thinkbias.blindspot.byo import read_baseline, read_outcomes, run_byo

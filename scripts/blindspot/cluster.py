@@ -2,6 +2,7 @@
 
 Computes `thinkbias.blindspot.clusters:cluster_inputs`.
 """
+
 import numpy as np
 import pandas as pd
 

@@ -4,6 +4,7 @@ Computes `thinkbias.llm.roles:run_role` on `thinkbias.blindspot.step_requests:de
 `thinkbias.blindspot.concepts:dedup_pairs`,
 `thinkbias.blindspot.model_outputs:parse_dedup_judgements`, then `thinkbias.blindspot.concepts:deduplicate`.
 """
+
 from pathlib import Path
 
 import pandas as pd
@@ -28,8 +29,10 @@ with rule_logging(snakemake.log[0], metrics=snakemake.output.metrics) as logger:
         gens = run_role(role, dedup_requests(role, merged, pairs, Path(snakemake.input.prompt).read_text()), logger)
         edges, judgements = parse_dedup_judgements(merged, pairs, gens)
     out = deduplicate(merged, edges)
-    logger.info(f"{len(curated)} curated + {len(generated)} generated concepts; {len(pairs)} pairs judged "
-                f"({int(judgements['same'].isna().sum())} unparsable, kept distinct); "
-                f"{int((out['merged_into'] != out['concept_id']).sum())} merged as duplicates")
+    logger.info(
+        f"{len(curated)} curated + {len(generated)} generated concepts; {len(pairs)} pairs judged "
+        f"({int(judgements['same'].isna().sum())} unparsable, kept distinct); "
+        f"{int((out['merged_into'] != out['concept_id']).sum())} merged as duplicates"
+    )
     out.to_parquet(snakemake.output.merged, index=False)
     judgements.to_csv(snakemake.output.judgements, index=False)

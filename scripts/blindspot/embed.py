@@ -3,6 +3,7 @@
 Computes `thinkbias.llm.embeddings:embed_texts`, or `sklearn.decomposition:TruncatedSVD` of
 `sklearn.feature_extraction.text:TfidfVectorizer` for `tfidf`.
 """
+
 import numpy as np
 import pandas as pd
 

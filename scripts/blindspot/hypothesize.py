@@ -3,6 +3,7 @@
 Computes `thinkbias.llm.roles:run_role` on `thinkbias.blindspot.step_requests:hypothesis_requests`, then
 `thinkbias.blindspot.model_outputs:parse_hypothesis_replies` and `thinkbias.blindspot.concepts:concepts_table`.
 """
+
 from pathlib import Path
 
 import pandas as pd
@@ -21,14 +22,26 @@ with rule_logging(snakemake.log[0], metrics=snakemake.output.metrics) as logger:
         members = pd.read_parquet(snakemake.input.clusters)
         job = Path(snakemake.input.job).read_text() if p.task == "hiring" else ""
         role = ModelRole.from_params(p, snakemake.input.weights)
-        reqs = hypothesis_requests(role, inputs, members, Path(snakemake.input.prompt).read_text(),
-                                   Path(snakemake.input.task_prompt).read_text(), job, p.task, p.per_cluster,
-                                   p.batch_size, p.max_prompts, p.min_concepts)
+        reqs = hypothesis_requests(
+            role,
+            inputs,
+            members,
+            Path(snakemake.input.prompt).read_text(),
+            Path(snakemake.input.task_prompt).read_text(),
+            job,
+            p.task,
+            p.per_cluster,
+            p.batch_size,
+            p.max_prompts,
+            p.min_concepts,
+        )
         gens = run_role(role, reqs, logger)
         items, replies = parse_hypothesis_replies(gens)
-        logger.info(f"{len(items)} concepts parsed from {len(gens)} replies; {int(replies['n_rejected'].sum())} "
-                    f"malformed concepts rejected; {int((replies['n_concepts'] == 0).sum())} replies without a valid "
-                    f"concept ({int((replies['finish_reason'] == 'length').sum())} cut off at max_tokens)")
+        logger.info(
+            f"{len(items)} concepts parsed from {len(gens)} replies; {int(replies['n_rejected'].sum())} "
+            f"malformed concepts rejected; {int((replies['n_concepts'] == 0).sum())} replies without a valid "
+            f"concept ({int((replies['finish_reason'] == 'length').sum())} cut off at max_tokens)"
+        )
         if p.max_concepts and len(items) > p.max_concepts:
             logger.info(f"kept the first {p.max_concepts} of {len(items)} concepts (max_concepts)")
             items = items[: p.max_concepts]

@@ -4,6 +4,7 @@ seeded synthetic profiles rendered with the project's templates.
 Computes `thinkbias.blindspot.fairness_tasks:fairness_inputs`, `thinkbias.blindspot.profiles:read_user_inputs` or
 `thinkbias.blindspot.profiles:generate_inputs`.
 """
+
 from pathlib import Path
 
 import yaml
@@ -19,14 +20,18 @@ with rule_logging(snakemake.log[0]) as logger:
     dataset = fairness_dataset(p.task)
     if dataset:
         if p.rewrite_enabled:
-            raise ValueError(f"blindspot.rewrite.enabled is true, but task {p.task} audits the fairness study's "
-                             "rendered profiles, whose counterfactual pairs a rewrite would break: set "
-                             "blindspot.rewrite.enabled to false or leave the fairness tasks out of blindspot.tasks")
+            raise ValueError(
+                f"blindspot.rewrite.enabled is true, but task {p.task} audits the fairness study's "
+                "rendered profiles, whose counterfactual pairs a rewrite would break: set "
+                "blindspot.rewrite.enabled to false or leave the fairness tasks out of blindspot.tasks"
+            )
         raw = list(snakemake.input.raw)
         verify_manifest_files(p.manifest, raw)  # before a byte is read
         records = load_tabular(dataset, raw)
         df = fairness_inputs(p.task, records, p.n_inputs, p.seed)
-        logger.info(f"{p.task}: {len(df)} of {len(records)} {dataset} records (the fairness study's sample, seed {p.seed})")
+        logger.info(
+            f"{p.task}: {len(df)} of {len(records)} {dataset} records (the fairness study's sample, seed {p.seed})"
+        )
     elif p.user_path:
         df = read_user_inputs(p.user_path)
         logger.info(f"{p.task}: {len(df)} user-supplied inputs from {p.user_path}")

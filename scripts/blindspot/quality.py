@@ -4,6 +4,7 @@ Computes `thinkbias.llm.roles:run_role` on `thinkbias.blindspot.step_requests:qu
 `thinkbias.blindspot.variations:quality_sample`, read by `thinkbias.blindspot.variations:parse_rating`, then
 `thinkbias.blindspot.variations:quality_keep`.
 """
+
 from pathlib import Path
 
 import pandas as pd
@@ -27,13 +28,18 @@ with rule_logging(snakemake.log[0], metrics=snakemake.output.metrics) as logger:
         sample = quality_sample(variations, p.max_pairs, role.seed)
         by_id = concepts.set_index("concept_id")
         sample = sample[sample["concept_id"].isin(by_id.index)]
-        gens = run_role(role, quality_requests(role, by_id, sample, Path(snakemake.input.prompt).read_text(), p.task),
-                        logger)
+        gens = run_role(
+            role, quality_requests(role, by_id, sample, Path(snakemake.input.prompt).read_text(), p.task), logger
+        )
         parsed = [parse_rating(g.answer or g.text) for g in gens]
-        ratings = sample[["concept_id", "input_id"]].assign(rating=[r for r, _ in parsed], parsed=[ok for _, ok in parsed])
+        ratings = sample[["concept_id", "input_id"]].assign(
+            rating=[r for r, _ in parsed], parsed=[ok for _, ok in parsed]
+        )
         keep = quality_keep(ratings, p.min_rating, p.keep_share).set_index("concept_id")
         concepts["quality_share"] = concepts["concept_id"].map(keep["share"])
         concepts["kept"] = concepts["kept"] & concepts["concept_id"].map(keep["kept"]).fillna(False).astype(bool)
-        logger.info(f"quality filter: {len(ratings)} ratings ({int((~ratings['parsed']).sum())} unparsable, rated 3); "
-                    f"{int(concepts['kept'].sum())}/{len(concepts)} concepts kept")
+        logger.info(
+            f"quality filter: {len(ratings)} ratings ({int((~ratings['parsed']).sum())} unparsable, rated 3); "
+            f"{int(concepts['kept'].sum())}/{len(concepts)} concepts kept"
+        )
     concepts.to_parquet(snakemake.output[0], index=False)

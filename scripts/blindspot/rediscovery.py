@@ -3,6 +3,7 @@
 Computes `thinkbias.blindspot.rediscovery:rediscovery_row` per audit, then
 `thinkbias.blindspot.rediscovery:rediscovery_table`.
 """
+
 from pathlib import Path
 
 import pandas as pd
@@ -23,5 +24,7 @@ with rule_logging(snakemake.log[0]) as logger:
     table.to_csv(snakemake.output.csv, index=False)
     Path(snakemake.output.md).write_text(table_markdown(table))
     for r in table.itertuples(index=False):
-        logger.info(f"{r.model}/{r.task}: {r.protected_attribute} hypothesized={r.hypothesized} tested={r.tested} "
-                    f"flagged={r.flagged}; {r.n_other_flagged} other concept(s) flagged")
+        logger.info(
+            f"{r.model}/{r.task}: {r.protected_attribute} hypothesized={r.hypothesized} tested={r.tested} "
+            f"flagged={r.flagged}; {r.n_other_flagged} other concept(s) flagged"
+        )

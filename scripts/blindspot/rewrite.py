@@ -2,6 +2,7 @@
 
 Computes `thinkbias.llm.roles:run_role` on `thinkbias.blindspot.step_requests:rewrite_requests`.
 """
+
 from pathlib import Path
 
 import pandas as pd

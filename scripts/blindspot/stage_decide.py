@@ -7,6 +7,7 @@ futility check (`thinkbias.stats.sequential:is_futile`) and the O'Brien-Fleming 
 (`thinkbias.stats.sequential:obrien_fleming_threshold`, or with `boundary: exact`
 `thinkbias.stats.group_sequential:exact_obrien_fleming_thresholds`); then `thinkbias.blindspot.stages:decide`.
 """
+
 import json
 from pathlib import Path
 
@@ -21,8 +22,15 @@ with rule_logging(snakemake.log[0]) as logger:
     p = snakemake.params
     responses = pd.read_parquet(snakemake.input.responses)
     verdicts = pd.read_parquet(snakemake.input.verdicts)
-    state = stage_state(json.loads(Path(snakemake.input.entry).read_text()), pd.read_parquet(snakemake.input.clusters),
-                        responses, int(snakemake.wildcards.stage), p.k0, p.max_stages, p.stage_params)
+    state = stage_state(
+        json.loads(Path(snakemake.input.entry).read_text()),
+        pd.read_parquet(snakemake.input.clusters),
+        responses,
+        int(snakemake.wildcards.stage),
+        p.k0,
+        p.max_stages,
+        p.stage_params,
+    )
     stage, plan, tests, pairs = state.stage, state.plan, state.tests, state.pairs
     active, entered = state.active, state.entered
     result = decide(tests, pairs, verdict_pairs(verdicts), state.params) if len(tests) else tests.assign(status=[])
@@ -31,10 +39,17 @@ with rule_logging(snakemake.log[0]) as logger:
     new_target = int((responses["stage_added"] == stage).sum())
     judge_calls = int(verdicts["new"].sum()) if len(verdicts) else 0
     decision = {
-        "stage": stage, "n_inputs": plan.n_inputs, "n_total": plan.n_total, "is_last": plan.is_last,
-        "active": active, "entered": entered, "next_active": next_active,
+        "stage": stage,
+        "n_inputs": plan.n_inputs,
+        "n_total": plan.n_total,
+        "is_last": plan.is_last,
+        "active": active,
+        "entered": entered,
+        "next_active": next_active,
         "done": bool(plan.is_last or not next_active),
-        "target_calls": new_target, "judge_calls": judge_calls, "n_pairs": int(len(pairs)),
+        "target_calls": new_target,
+        "judge_calls": judge_calls,
+        "n_pairs": int(len(pairs)),
         "n_flips": int(result["n_flips"].sum()) if len(result) else 0,
         "status": dict(zip(result.get("concept_id", []), result.get("status", []))),
     }

@@ -3,6 +3,7 @@
 
 Computes `thinkbias.blindspot.calls:needed_responses`, then `thinkbias.blindspot.calls:run_targets`.
 """
+
 import json
 from pathlib import Path
 
@@ -25,7 +26,10 @@ with rule_logging(snakemake.log[0], metrics=snakemake.output.metrics) as logger:
     job = Path(snakemake.input.job).read_text() if p.task == "hiring" else ""
     role = ModelRole.from_params(p, snakemake.input.weights)
     reqs = target_requests(need, Path(snakemake.input.prompt).read_text(), job, role)
-    logger.info(f"stage {stage}: {plan.n_inputs}/{plan.n_total} inputs, {len(active)} active concepts, {len(need)} new responses")
+    logger.info(
+        f"stage {stage}: {plan.n_inputs}/{plan.n_total} inputs, {len(active)} active concepts, "
+        f"{len(need)} new responses"
+    )
     out = run_targets(role, reqs, p.task, p.force_decision, logger)
     new = pd.concat([need.drop(columns="text").reset_index(drop=True), out], axis=1).assign(stage_added=stage)
     frames = [new[RESPONSE_COLUMNS]]
@@ -33,6 +37,8 @@ with rule_logging(snakemake.log[0], metrics=snakemake.output.metrics) as logger:
         keep = previous["concept_id"].isin(active) & previous["input_id"].isin(set(plan.input_ids))
         frames.insert(0, previous[keep][RESPONSE_COLUMNS])
     out = pd.concat(frames, ignore_index=True)
-    logger.info(f"stage {stage}: {len(out)} responses ({int(out['decision'].isna().sum())} unparsable decisions, "
-                f"{int(out['forced'].sum())} forced)")
+    logger.info(
+        f"stage {stage}: {len(out)} responses ({int(out['decision'].isna().sum())} unparsable decisions, "
+        f"{int(out['forced'].sum())} forced)"
+    )
     out.to_parquet(snakemake.output[0], index=False)

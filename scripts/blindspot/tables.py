@@ -4,6 +4,7 @@ funnel figure, and the Markdown report beside the paper's reported findings.
 Computes `thinkbias.blindspot.report:render_report`, `thinkbias.blindspot.report:render_examples`,
 `thinkbias.plots.blindspot:funnel_figure` and `thinkbias.blindspot.model_outputs:model_output_counts`.
 """
+
 from pathlib import Path
 
 import pandas as pd
@@ -41,16 +42,26 @@ with rule_logging(snakemake.log[0]) as logger:
     funnel_figure(funnel, out.funnel_png)
     Path(out.examples_md).write_text(render_examples(examples, flagged))
     inp = snakemake.input
-    model_outputs = pd.concat([
-        model_output_counts(Path(replies).parent.name, pd.read_csv(replies), pd.read_parquet(generated),
-                            pd.read_csv(judgements), pd.read_parquet(variations))
-        for replies, generated, judgements, variations
-        in zip(inp.replies, inp.generated, inp.judgements, inp.variations)
-    ], ignore_index=True)
+    model_outputs = pd.concat(
+        [
+            model_output_counts(
+                Path(replies).parent.name,
+                pd.read_csv(replies),
+                pd.read_parquet(generated),
+                pd.read_csv(judgements),
+                pd.read_parquet(variations),
+            )
+            for replies, generated, judgements, variations in zip(
+                inp.replies, inp.generated, inp.judgements, inp.variations
+            )
+        ],
+        ignore_index=True,
+    )
     model_outputs.to_csv(out.model_outputs_csv, index=False)
     paper = yaml.safe_load(Path(snakemake.input.paper).read_text())
     stages = gather(snakemake.input.stages)
     rediscovery = pd.read_csv(inp.rediscovery[0]) if inp.rediscovery else None
-    Path(out.report).write_text(render_report(flagged, funnel, costs, paper, snakemake.params.summary, stages,
-                                              model_outputs, rediscovery))
+    Path(out.report).write_text(
+        render_report(flagged, funnel, costs, paper, snakemake.params.summary, stages, model_outputs, rediscovery)
+    )
     logger.info(f"{len(flagged)} flagged biases over {funnel[['model', 'task']].drop_duplicates().shape[0]} audits")

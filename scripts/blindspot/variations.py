@@ -4,6 +4,7 @@ Computes `thinkbias.blindspot.variations:rule_variations`, and for generated con
 `thinkbias.llm.roles:run_role` on `thinkbias.blindspot.step_requests:variation_requests`, read by
 `thinkbias.blindspot.variations:parse_variation`.
 """
+
 from pathlib import Path
 
 import pandas as pd
@@ -29,11 +30,22 @@ with rule_logging(snakemake.log[0], metrics=snakemake.output.metrics) as logger:
         rows = []
         for (cid, iid), g in zip(keys, gens):
             pair = parse_variation(g.answer or g.text)
-            rows.append({"concept_id": cid, "input_id": iid, "positive": pair[0] if pair else "",
-                         "negative": pair[1] if pair else "", "valid": pair is not None, "method": "autorater"})
+            rows.append(
+                {
+                    "concept_id": cid,
+                    "input_id": iid,
+                    "positive": pair[0] if pair else "",
+                    "negative": pair[1] if pair else "",
+                    "valid": pair is not None,
+                    "method": "autorater",
+                }
+            )
         frames.append(pd.DataFrame(rows))
     out = pd.concat(frames, ignore_index=True)
     out["valid"] = out["valid"].astype(bool)  # object dtype after concatenating an empty rule frame
     for method, sub in out.groupby("method"):
-        logger.info(f"{method}: {len(sub)} pairs, {int((~sub['valid']).sum())} invalid (unparsable or identical sides; excluded)")
+        logger.info(
+            f"{method}: {len(sub)} pairs, {int((~sub['valid']).sum())} invalid "
+            "(unparsable or identical sides; excluded)"
+        )
     out.to_parquet(snakemake.output[0], index=False)

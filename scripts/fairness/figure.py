@@ -3,6 +3,7 @@
 Computes `thinkbias.plots.fairness:plot_figure2`, `thinkbias.plots.fairness:plot_cdpg_curves`
 (Figure 3, Appendix C) or `thinkbias.plots.fairness:plot_figure4`.
 """
+
 import pandas as pd
 
 from thinkbias.plots.fairness import plot_cdpg_curves, plot_figure2, plot_figure4

@@ -6,6 +6,7 @@ Every side is probed while it is generated; the predictions keep the probes of r
 Computes `thinkbias.fairness.generation:assemble_predictions` (pairs from
 `thinkbias.fairness.generation:retained_pairs`) and `thinkbias.fairness.generation:cost_summary`.
 """
+
 import pandas as pd
 
 from thinkbias.fairness.generation import assemble_predictions, cost_summary, retained_pairs
@@ -21,5 +22,11 @@ with rule_logging(snakemake.log[0]) as log:
     pred = assemble_predictions(gens, probes[probes["pair_id"].isin(keep)], w.model, snakemake.params.main_depth)
     pred.to_parquet(snakemake.output.predictions, index=False)
     pd.DataFrame([cost_summary(gens, probes, w.model, w.dataset)]).to_csv(snakemake.output.cost, index=False)
-    log.info("%s/%s: %d prediction rows, %d of %d pairs retained", w.dataset, w.model, len(pred), len(keep),
-             gens["pair_id"].nunique())
+    log.info(
+        "%s/%s: %d prediction rows, %d of %d pairs retained",
+        w.dataset,
+        w.model,
+        len(pred),
+        len(keep),
+        gens["pair_id"].nunique(),
+    )

@@ -3,6 +3,7 @@
 Computes `thinkbias.fairness.prompts:sample_records` of `thinkbias.data.loaders:load_tabular`, then
 `thinkbias.fairness.prompts:build_prompts`.
 """
+
 from thinkbias.data.loaders import load_tabular
 from thinkbias.data.verify import verify_manifest_files
 from thinkbias.fairness.prompts import build_prompts, sample_records
@@ -16,5 +17,10 @@ with rule_logging(snakemake.log[0]) as log:
     sample = sample_records(dataset, records, snakemake.params.n_records, snakemake.params.seed)
     prompts = build_prompts(dataset, sample)
     prompts.to_parquet(snakemake.output[0], index=False)
-    log.info("%s: %d records sampled of %d, %d prompts (every pair checked: only protected words differ)",
-             dataset, len(sample), len(records), len(prompts))
+    log.info(
+        "%s: %d records sampled of %d, %d prompts (every pair checked: only protected words differ)",
+        dataset,
+        len(sample),
+        len(records),
+        len(prompts),
+    )

@@ -2,6 +2,7 @@
 
 Computes `thinkbias.fairness.report:render_report` (and `thinkbias.fairness.report:wall_time_summary`).
 """
+
 import glob
 from pathlib import Path
 
@@ -14,8 +15,11 @@ from thinkbias.workflow import rule_logging
 with rule_logging(snakemake.log[0]) as log:
     tables = {Path(f).stem: pd.read_csv(f) for f in snakemake.input.tables}
     paper = yaml.safe_load(Path(snakemake.input.paper).read_text())
-    cost = pd.concat([pd.read_csv(f) for f in snakemake.input.cost], ignore_index=True) if snakemake.input.cost \
+    cost = (
+        pd.concat([pd.read_csv(f) for f in snakemake.input.cost], ignore_index=True)
+        if snakemake.input.cost
         else pd.DataFrame(columns=["model", "dataset"])
+    )
     counts = tables["parse_counts"]
     models = sorted(counts["model"].astype(str).unique())
     datasets = sorted(counts["dataset"].astype(str).unique())

@@ -15,6 +15,7 @@ instrument:
 - table4: `thinkbias.fairness.analysis:table4` -> `thinkbias.fairness.transitions:pair_state_matrix`
 - table5: `thinkbias.fairness.analysis:table5` -> `thinkbias.fairness.transitions:directional_decomposition`
 """
+
 import pandas as pd
 
 from thinkbias.fairness.analysis import DIGITS, PRODUCTS

@@ -60,8 +60,14 @@ def main() -> None:
     main_run = runs[0][0]
     if args.batch_sequences > 0:
         s = replace(spec, extra={**spec.extra, "n_gpu_layers": runs[0][1]})
-        [row] = batching_ratios(s, [args.batch_sequences], effective_threads(None, s.extra), args.batch_tokens,
-                                args.batch_reps, n_ctx=min(spec.n_ctx, 1024))
+        [row] = batching_ratios(
+            s,
+            [args.batch_sequences],
+            effective_threads(None, s.extra),
+            args.batch_tokens,
+            args.batch_reps,
+            n_ctx=min(spec.n_ctx, 1024),
+        )
         print(ratio_table([row]))
         results[main_run]["batched_over_sequential"] = row.ratio
     print(json.dumps(results, indent=2))
@@ -69,10 +75,14 @@ def main() -> None:
         sys.exit("GPU run is not faster than CPU: is llama-cpp-python built with CUDA?")
     ratio = results[main_run].get("batched_over_sequential")
     if ratio is not None and ratio < args.min_batch_ratio:
-        sys.exit(f"batched / sequential throughput at {args.batch_sequences} sequences is {ratio:.2f}, "
-                 f"below {args.min_batch_ratio}")
-    print(f"OK: llama.cpp on {main_run} works on {spec.id} ({results[main_run]['tokens_per_s']:.0f} tokens/s"
-          + (f", batched x{ratio:.2f} at {args.batch_sequences} sequences)" if ratio is not None else ")"))
+        sys.exit(
+            f"batched / sequential throughput at {args.batch_sequences} sequences is {ratio:.2f}, "
+            f"below {args.min_batch_ratio}"
+        )
+    print(
+        f"OK: llama.cpp on {main_run} works on {spec.id} ({results[main_run]['tokens_per_s']:.0f} tokens/s"
+        + (f", batched x{ratio:.2f} at {args.batch_sequences} sequences)" if ratio is not None else ")")
+    )
 
 
 if __name__ == "__main__":

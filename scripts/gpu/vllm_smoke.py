@@ -43,8 +43,9 @@ def main() -> None:
     entry = read_registry(args.registry)[args.model]
     folder = Path("resources/models") / args.model
     if not args.weights and "quantize" not in entry and not all((folder / f["name"]).exists() for f in entry["files"]):
-        download_snapshot(entry["source"]["repo"], entry["source"]["revision"], entry["files"], folder,
-                          gated=bool(entry.get("gated")))
+        download_snapshot(
+            entry["source"]["repo"], entry["source"]["revision"], entry["files"], folder, gated=bool(entry.get("gated"))
+        )
         spec = load_model_spec(args.registry, args.model, weights=str(folder))
     print("vllm.LLM arguments:", json.dumps(engine_kwargs(spec)))
     with tempfile.TemporaryDirectory() as cache, open_engine(spec, cache) as engine:

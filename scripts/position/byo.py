@@ -11,6 +11,8 @@ from thinkbias.workflow import rule_logging
 with rule_logging(snakemake.log[0]) as logger:
     table = read_byo_generations(snakemake.input[0], snakemake.params.orderings)
     records = extract_records(table, fallback=snakemake.params.fallback, ccp_definition=snakemake.params.ccp_definition)
-    logger.info(f"{len(records)} external records; extracted {int(records['extracted'].sum())}; "
-                f"{int(records['empty_text'].sum())} with an empty text (unparsed, no length)")
+    logger.info(
+        f"{len(records)} external records; extracted {int(records['extracted'].sum())}; "
+        f"{int(records['empty_text'].sum())} with an empty text (unparsed, no length)"
+    )
     records.to_parquet(snakemake.output[0], index=False)

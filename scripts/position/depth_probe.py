@@ -14,14 +14,15 @@ from thinkbias.workflow import rule_logging
 
 with rule_logging(snakemake.log[0], metrics=snakemake.output.metrics) as logger:
     p = snakemake.params
-    prompts = pd.read_parquet(snakemake.input.prompts).iloc[p.start:p.stop]
+    prompts = pd.read_parquet(snakemake.input.prompts).iloc[p.start : p.stop]
     generations = pd.read_parquet(snakemake.input.generations)
     weights = snakemake.input.weights[0] if snakemake.input.weights else ""
     spec = load_model_spec(p.registry, p.model, weights=weights)
     mode = snakemake.wildcards.mode
     think = arm_prefill(spec, "think") if mode == "reasoning" else ""
-    requests = build_requests(prompts, mode, think, arm_prefill(spec, "nothink"), thinking_instruction(spec),
-                              p.max_tokens)
+    requests = build_requests(
+        prompts, mode, think, arm_prefill(spec, "nothink"), thinking_instruction(spec), p.max_tokens
+    )
     with open_engine(spec, p.cache_dir, n_threads=snakemake.threads) as engine:
         table = probe_depths(engine, requests, generations, mode, spec.think_close, p.depths, logger)
     table.to_parquet(snakemake.output.probes, index=False)

@@ -14,6 +14,8 @@ with rule_logging(snakemake.log[0]) as logger:
     prompts = pd.read_parquet(snakemake.input.prompts, columns=["question_id", "question_order"]).drop_duplicates()
     gens = gens.merge(prompts, on="question_id", how="left")
     records = extract_records(gens, fallback=snakemake.params.fallback, ccp_definition=snakemake.params.ccp_definition)
-    logger.info(f"{len(records)} records; extracted {int(records['extracted'].sum())}; "
-                f"statuses {records['extraction_status'].value_counts().to_dict()}")
+    logger.info(
+        f"{len(records)} records; extracted {int(records['extracted'].sum())}; "
+        f"statuses {records['extraction_status'].value_counts().to_dict()}"
+    )
     records.to_parquet(snakemake.output[0], index=False)

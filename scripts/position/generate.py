@@ -17,7 +17,7 @@ from thinkbias.workflow import rule_logging
 
 with rule_logging(snakemake.log[0], metrics=snakemake.output.metrics) as logger:
     p = snakemake.params
-    prompts = pd.read_parquet(snakemake.input.prompts).iloc[p.start:p.stop]
+    prompts = pd.read_parquet(snakemake.input.prompts).iloc[p.start : p.stop]
     weights = snakemake.input.weights[0] if snakemake.input.weights else ""
     spec = load_model_spec(p.registry, p.model, weights=weights)
     mode = snakemake.wildcards.mode
@@ -31,8 +31,9 @@ with rule_logging(snakemake.log[0], metrics=snakemake.output.metrics) as logger:
             if p.depths:  # the depth probe in the same pass (fused)
                 pairs = generate_and_probe_depths(engine, requests, mode, spec.think_close, p.depths, logger)
                 gens = [g for g, _ in pairs]
-                probes = depth_probe_table(engine, generations_table(prompts, p.model, mode, requests, gens), pairs,
-                                           mode, p.depths)
+                probes = depth_probe_table(
+                    engine, generations_table(prompts, p.model, mode, requests, gens), pairs, mode, p.depths
+                )
             else:
                 gens = run_requests(engine, requests, logger)
     generations_table(prompts, p.model, mode, requests, gens).to_parquet(snakemake.output[0], index=False)

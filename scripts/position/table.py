@@ -13,7 +13,10 @@ import pandas as pd
 
 from thinkbias.position.questions import configuration_summary
 from thinkbias.position.tables import (
-    partial_correlation_table, quartile_table, robustness_table, wilcoxon_table,
+    partial_correlation_table,
+    quartile_table,
+    robustness_table,
+    wilcoxon_table,
 )
 from thinkbias.report.markdown import markdown_table
 from thinkbias.workflow import rule_logging

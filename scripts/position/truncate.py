@@ -12,7 +12,12 @@ from thinkbias.llm.roles import ModelRole, run_role
 from thinkbias.llm.thinking import thinking_instruction
 from thinkbias.position.generation import prompt_request
 from thinkbias.position.truncation import (
-    assistant_prefix, continuation_outcomes, continuation_seed, plan_cuts, preferred_position, select_trajectories,
+    assistant_prefix,
+    continuation_outcomes,
+    continuation_seed,
+    plan_cuts,
+    preferred_position,
+    select_trajectories,
 )
 from thinkbias.workflow import rule_logging
 
@@ -23,7 +28,7 @@ with rule_logging(snakemake.log[0], metrics=snakemake.output.metrics) as logger:
     prompts = pd.read_parquet(snakemake.input.prompts).set_index(["question_id", "permutation"])
     selected = select_trajectories(records, t["n_questions"])
     q0 = int(snakemake.wildcards.shard) * t["questions_per_shard"]
-    selected = selected.iloc[q0:q0 + t["questions_per_shard"]]
+    selected = selected.iloc[q0 : q0 + t["questions_per_shard"]]
     cuts, dropped = plan_cuts(selected, t["offsets"])
     logger.info(f"{len(selected)} questions, {len(cuts)} cuts ({dropped} outside [0, 1] dropped)")
     preferred = preferred_position(records, t["preferred_position"])
@@ -39,12 +44,21 @@ with rule_logging(snakemake.log[0], metrics=snakemake.output.metrics) as logger:
             prefix = assistant_prefix(cut.cut_char, rec["thinking"], rec["answer"], assistant_text)
             prompt = prompts.loc[(cut.question_id, cut.permutation)]
             for c in range(int(t["n_continuations"])):
-                sampling = Sampling(temperature=float(t["temperature"]), top_p=float(t["top_p"]),
-                                    seed=continuation_seed(p.seed, cut.question_id, cut.offset_index, c),
-                                    max_tokens=int(t["max_tokens"]))
+                sampling = Sampling(
+                    temperature=float(t["temperature"]),
+                    top_p=float(t["top_p"]),
+                    seed=continuation_seed(p.seed, cut.question_id, cut.offset_index, c),
+                    max_tokens=int(t["max_tokens"]),
+                )
                 requests.append(prompt_request(prompt, snakemake.wildcards.mode, prefix, instruction, sampling))
-                rows.append({**cut._asdict(), "continuation": c, "prefix_chars": len(prefix),
-                             "original_prefix": rec["full_text"][: cut.cut_char]})
+                rows.append(
+                    {
+                        **cut._asdict(),
+                        "continuation": c,
+                        "prefix_chars": len(prefix),
+                        "original_prefix": rec["full_text"][: cut.cut_char],
+                    }
+                )
         gens = run_role(role, requests, logger)
         resumed = [r["original_prefix"] + g.text for r, g in zip(rows, gens)]
         table = pd.DataFrame(rows).drop(columns=["original_prefix"])
@@ -53,10 +67,30 @@ with rule_logging(snakemake.log[0], metrics=snakemake.output.metrics) as logger:
         table["resumed_length"] = [len(x) for x in resumed]
         outcomes = continuation_outcomes(table, resumed, preferred)
     else:
-        outcomes = pd.DataFrame(columns=["question_id", "permutation", "offset_index", "offset", "ccp", "cut", "cut_char",
-                                         "side", "original_answer", "continuation", "new_answer", "extraction_status",
-                                         "changed", "toward_preferred", "preferred_position"])
-    for col, val in (("benchmark", snakemake.wildcards.benchmark), ("model", p.model), ("mode", snakemake.wildcards.mode)):
+        outcomes = pd.DataFrame(
+            columns=[
+                "question_id",
+                "permutation",
+                "offset_index",
+                "offset",
+                "ccp",
+                "cut",
+                "cut_char",
+                "side",
+                "original_answer",
+                "continuation",
+                "new_answer",
+                "extraction_status",
+                "changed",
+                "toward_preferred",
+                "preferred_position",
+            ]
+        )
+    for col, val in (
+        ("benchmark", snakemake.wildcards.benchmark),
+        ("model", p.model),
+        ("mode", snakemake.wildcards.mode),
+    ):
         outcomes.insert(0, col, val)
     outcomes.attrs = {}
     outcomes["n_dropped_cuts_in_shard"] = dropped

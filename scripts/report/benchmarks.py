@@ -2,6 +2,7 @@
 
 Computes `thinkbias.report.benchmarks:benchmark_table`.
 """
+
 from pathlib import Path
 
 from thinkbias.report.benchmarks import benchmark_table

@@ -3,6 +3,7 @@
 Computes `thinkbias.report.plan:plan_table`, `thinkbias.report.plan:plan_markdown`,
 `thinkbias.report.plan:preparation_table` and `thinkbias.report.plan:preparation_markdown`.
 """
+
 from pathlib import Path
 
 from thinkbias.report.plan import plan_markdown, plan_settings, plan_table, preparation_markdown, preparation_table
@@ -13,10 +14,12 @@ with rule_logging(snakemake.log[0]) as log:
     settings = plan_settings(planner, registry, set(registry))
     table = plan_table(cfg, registry, settings, Path(snakemake.params.cache_dir))
     table.to_csv(snakemake.output.csv, index=False, float_format="%.4f")
-    models = preparation_table(cfg, registry, set(snakemake.params.manifest_models), planner["download_mb_per_s"],
-                               planner["quantize_hours"])
+    models = preparation_table(
+        cfg, registry, set(snakemake.params.manifest_models), planner["download_mb_per_s"], planner["quantize_hours"]
+    )
     models.to_csv(snakemake.output.models_csv, index=False)
-    Path(snakemake.output.md).write_text(plan_markdown(table, registry, settings, planner["paper_probe_passes"]) + "\n"
-                                         + preparation_markdown(models))
+    Path(snakemake.output.md).write_text(
+        plan_markdown(table, registry, settings, planner["paper_probe_passes"]) + "\n" + preparation_markdown(models)
+    )
     log.info("planned %d model-preparation jobs", len(models))
     log.info("planned %d requests (%d expected)", int(table["requests"].sum()), int(table["expected_requests"].sum()))

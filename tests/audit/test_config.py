@@ -1,4 +1,5 @@
 """The audit overlay: which studies, arms, modes, tasks and roles an audit section derives."""
+
 import pytest
 
 from thinkbias.audit.config import apply_audit, audit_overlay, default_position_modes, settings_rows
@@ -22,8 +23,13 @@ def test_the_embedded_default_has_no_audit_and_the_overlay_changes_nothing():
 
 def test_audit_defaults_are_filled():
     audit = with_audit(model="smollm2-135m")["audit"]
-    assert audit == {"model": "smollm2-135m", "studies": ["fairness", "position", "blindspot"],
-                     "position_modes": None, "blindspot_tasks": None, "autorater": None}
+    assert audit == {
+        "model": "smollm2-135m",
+        "studies": ["fairness", "position", "blindspot"],
+        "position_modes": None,
+        "blindspot_tasks": None,
+        "autorater": None,
+    }
 
 
 def test_audit_section_with_unknown_key_or_wrong_type_is_refused():
@@ -34,8 +40,10 @@ def test_audit_section_with_unknown_key_or_wrong_type_is_refused():
         validate_config({**cfg, "audit": {"model": "smollm2-135m", "modes": ["cot"]}}, SCHEMA)
 
 
-@pytest.mark.parametrize("thinking, modes", [("native", ["reasoning"]), ("prefill", ["reasoning"]),
-                                             ("prompt", ["direct", "cot"]), ("none", ["direct", "cot"])])
+@pytest.mark.parametrize(
+    "thinking, modes",
+    [("native", ["reasoning"]), ("prefill", ["reasoning"]), ("prompt", ["direct", "cot"]), ("none", ["direct", "cot"])],
+)
 def test_position_modes_follow_the_thinking_control(thinking, modes):
     assert default_position_modes(thinking) == modes
 
@@ -46,7 +54,7 @@ def test_embedded_model_overlay():
     assert fair["enabled"] and fair["models"] == ["smollm2-135m"] and fair["run"] == "audit-smollm2-135m"
     assert fair["datasets"] == ["adult", "compas"] and fair["n_records"] == 16  # sizes stay the config's
     assert pos["runs"] == [{"model": "smollm2-135m", "mode": "direct"}, {"model": "smollm2-135m", "mode": "cot"}]
-    assert pos["wilcoxon_pairs"] == [] and pos["truncation"]["runs"] == []   # no reasoning run
+    assert pos["wilcoxon_pairs"] == [] and pos["truncation"]["runs"] == []  # no reasoning run
     assert bs["models"] == ["smollm2-135m"] and bs["tasks"] == ["fairness_adult", "fairness_compas"]
     assert bs["hypothesis"]["enabled"] and not bs["rewrite"]["enabled"]
     for role in ("hypothesis", "dedup", "variations", "quality", "verbalization"):
@@ -66,7 +74,8 @@ def test_reasoning_model_runs_reasoning_with_truncation_and_an_autorater_overrid
 def test_mode_override_pairs_reasoning_with_each_other_mode():
     cfg = apply_audit(with_audit(model="qwq-32b-awq", position_modes=["direct", "reasoning"]), REGISTRY)
     assert cfg["position"]["wilcoxon_pairs"] == [
-        {"reasoning": "qwq-32b-awq/reasoning", "reference": "qwq-32b-awq/direct"}]
+        {"reasoning": "qwq-32b-awq/reasoning", "reference": "qwq-32b-awq/direct"}
+    ]
 
 
 def test_model_without_think_arm_skips_fairness_and_refuses_reasoning():

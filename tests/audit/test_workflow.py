@@ -1,6 +1,7 @@
 """The audit target end to end on the embedded model (a real Snakemake run at the smallest sizes that
 give numbers): the report's tables equal the study tables they were built from; and dry runs of the
 audit on a vLLM, an API and a llama.cpp registry model resolve."""
+
 import math
 
 import pandas as pd
@@ -11,15 +12,37 @@ from thinkbias.audit.report import mean_interval
 
 MODEL = "smollm2-135m"
 SIZES = {
-    "fairness": {"datasets": ["compas"], "n_records": 4, "think_budget": 12, "answer_budget": 8, "depths": 2,
-                 "sensitivity_depths": [2], "bootstrap_samples": 50},
-    "position": {"benchmarks": {"mmlu": {"path": "resources/raw/mmlu/mmlu.jsonl", "n_questions": 6}},
-                 "max_tokens": {"direct": 4, "cot": 12, "reasoning": 12}},
-    "blindspot": {"n_inputs": 4, "n_clusters": 1, "embedder": "tfidf", "curated": {"ids": ["protected_race_nonwhite"]},
-                  "hypothesis": {"per_cluster": 1, "batch_size": 1, "max_prompts": 1, "min_concepts": 1,
-                                 "max_concepts": 1, "max_tokens": 160},
-                  "dedup": {"max_tokens": 16}, "variations": {"max_tokens": 120},
-                  "target": {"max_tokens": 8, "force_decision": True}, "stages": {"k0": 2, "n_simulations": 200}},
+    "fairness": {
+        "datasets": ["compas"],
+        "n_records": 4,
+        "think_budget": 12,
+        "answer_budget": 8,
+        "depths": 2,
+        "sensitivity_depths": [2],
+        "bootstrap_samples": 50,
+    },
+    "position": {
+        "benchmarks": {"mmlu": {"path": "resources/raw/mmlu/mmlu.jsonl", "n_questions": 6}},
+        "max_tokens": {"direct": 4, "cot": 12, "reasoning": 12},
+    },
+    "blindspot": {
+        "n_inputs": 4,
+        "n_clusters": 1,
+        "embedder": "tfidf",
+        "curated": {"ids": ["protected_race_nonwhite"]},
+        "hypothesis": {
+            "per_cluster": 1,
+            "batch_size": 1,
+            "max_prompts": 1,
+            "min_concepts": 1,
+            "max_concepts": 1,
+            "max_tokens": 160,
+        },
+        "dedup": {"max_tokens": 16},
+        "variations": {"max_tokens": 120},
+        "target": {"max_tokens": 8, "force_decision": True},
+        "stages": {"k0": 2, "n_simulations": 200},
+    },
 }
 
 
@@ -96,14 +119,20 @@ def test_audit_end_to_end_report_tables_equal_the_study_tables(workflow_dir, emb
     assert len(bs[bs["kind"] == "flagged"]) == len(flagged)
 
 
-@pytest.mark.parametrize("model, configfile, modes", [
-    ("qwq-32b-awq", "config/fairness-full.yaml", ["reasoning"]),                  # vLLM, thinking prefill
-    ("deepseek-r1-api", "config/position-full.yaml", ["reasoning"]),              # API, thinking native
-    ("llama-3.1-8b-instruct-q4km", "config/position-full.yaml", ["direct", "cot"]),  # llama.cpp, none
-])
+@pytest.mark.parametrize(
+    "model, configfile, modes",
+    [
+        ("qwq-32b-awq", "config/fairness-full.yaml", ["reasoning"]),  # vLLM, thinking prefill
+        ("deepseek-r1-api", "config/position-full.yaml", ["reasoning"]),  # API, thinking native
+        ("llama-3.1-8b-instruct-q4km", "config/position-full.yaml", ["direct", "cot"]),  # llama.cpp, none
+    ],
+)
 def test_audit_dry_run_resolves_for_each_backend(workflow_dir, model, configfile, modes):
-    proc = run_snakemake(workflow_dir, ["audit", "-n", "--configfile", configfile,
-                                        "--config", f'audit={{"model": "{model}"}}'], timeout=600)
+    proc = run_snakemake(
+        workflow_dir,
+        ["audit", "-n", "--configfile", configfile, "--config", f'audit={{"model": "{model}"}}'],
+        timeout=600,
+    )
     out = proc.stdout
     assert f"results/audit/{model}/report.md" in out
     for mode in ("direct", "cot", "reasoning"):
@@ -111,8 +140,9 @@ def test_audit_dry_run_resolves_for_each_backend(workflow_dir, model, configfile
     # fairness needs a think arm: a thinking-none model skips it, the others run both arms
     has_think_arm = model != "llama-3.1-8b-instruct-q4km"
     for arm in ("think", "nothink"):
-        assert (f"results/fairness/audit-{model}/generations/" in out and f"/{model}/{arm}/shard-" in out) \
-            == has_think_arm
+        assert (
+            f"results/fairness/audit-{model}/generations/" in out and f"/{model}/{arm}/shard-" in out
+        ) == has_think_arm
     assert f"results/blindspot/{model}/fairness_" in out
 
 

@@ -23,8 +23,10 @@ def test_benchmarks_are_found():
 def test_benchmark_runs_with_tiny_sizes(script: Path, tmp_path: Path, embedded_model):
     # run from an empty folder: whatever a script writes at its default (relative) paths lands there
     env = {**os.environ, "PYTHONPATH": str(REPO), "THINKBIAS_OFFLINE": "1"}
-    proc = subprocess.run([sys.executable, str(script), "--tiny"], cwd=tmp_path, env=env, capture_output=True,
-                          text=True, timeout=600)
-    assert proc.returncode == 0, (f"{script.name} --tiny failed ({proc.returncode}):\n"
-                                  f"{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}")
+    proc = subprocess.run(
+        [sys.executable, str(script), "--tiny"], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600
+    )
+    assert proc.returncode == 0, (
+        f"{script.name} --tiny failed ({proc.returncode}):\n{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}"
+    )
     assert proc.stdout.strip(), f"{script.name} --tiny printed nothing"

@@ -1,5 +1,6 @@
 """Bring-your-own outcomes on a constructed table whose every number is known (no model); tables
 that break the documented schema stop with the file, the column or key, rows and values."""
+
 import json
 
 import pandas as pd
@@ -15,10 +16,20 @@ def outcome_rows(concept, pattern, verbalized_every=0):
     """40 inputs in 2 clusters (ranks 0..19); ``pattern`` gives (y_pos, y_neg) per input."""
     rows = []
     for i, (p, q) in enumerate(pattern):
-        rows.append({"model": "m", "task": "loan", "concept_id": concept, "input_id": f"x{i:02d}",
-                     "cluster": i % 2, "rank": i // 2, "y_pos": p, "y_neg": q,
-                     "verbalized_pos": bool(verbalized_every and i % verbalized_every == 0),
-                     "verbalized_neg": False})
+        rows.append(
+            {
+                "model": "m",
+                "task": "loan",
+                "concept_id": concept,
+                "input_id": f"x{i:02d}",
+                "cluster": i % 2,
+                "rank": i // 2,
+                "y_pos": p,
+                "y_neg": q,
+                "verbalized_pos": bool(verbalized_every and i % verbalized_every == 0),
+                "verbalized_neg": False,
+            }
+        )
     return rows
 
 
@@ -27,12 +38,15 @@ def test_byo_staged_testing_known_numbers(tmp_path):
     # "cited": like strong but every flipped pair is verbalized on the x+ side.
     strong = [(1, 0)] * 30 + [(1, 1)] * 10
     flat = [(1, 0), (0, 1)] * 10 + [(0, 0)] * 20
-    rows = outcome_rows("strong", strong) + outcome_rows("flat", flat) + outcome_rows("cited", strong, verbalized_every=1)
+    rows = (
+        outcome_rows("strong", strong) + outcome_rows("flat", flat) + outcome_rows("cited", strong, verbalized_every=1)
+    )
     outcomes = pd.DataFrame(rows)
     path = tmp_path / "outcomes.csv"
     outcomes.to_csv(path, index=False)
-    stages, flagged, funnel, costs = run_byo(pd.read_csv(path, dtype={"input_id": str}), None, k0=20,
-                                             params=StageParams(n_simulations=1000))
+    stages, flagged, funnel, costs = run_byo(
+        pd.read_csv(path, dtype={"input_id": str}), None, k0=20, params=StageParams(n_simulations=1000)
+    )
     # k0 = 20 per cluster covers all 40 inputs: one (last) stage, Bonferroni 0.05 / 3
     assert stages["stage"].unique().tolist() == [0]
     st = stages.set_index("concept_id")
@@ -51,10 +65,17 @@ def test_byo_staged_testing_known_numbers(tmp_path):
 
 def test_byo_baseline_filter_and_schema_errors():
     rows = pd.DataFrame(outcome_rows("strong", [(1, 0)] * 30 + [(1, 1)] * 10))
-    baseline = pd.DataFrame({"model": "m", "task": "loan", "concept_id": "strong",
-                             "input_id": [f"x{i:02d}" for i in range(10)], "verbalized": [True] * 3 + [False] * 7})
+    baseline = pd.DataFrame(
+        {
+            "model": "m",
+            "task": "loan",
+            "concept_id": "strong",
+            "input_id": [f"x{i:02d}" for i in range(10)],
+            "verbalized": [True] * 3 + [False] * 7,
+        }
+    )
     stages, flagged, funnel, _ = run_byo(rows, baseline, k0=20, params=StageParams(n_simulations=1000))
-    assert stages.empty or "strong" not in set(stages["concept_id"])   # 3/10 = 0.3 >= 0.3: dropped at baseline
+    assert stages.empty or "strong" not in set(stages["concept_id"])  # 3/10 = 0.3 >= 0.3: dropped at baseline
     assert flagged.empty
     with pytest.raises(TableError, match=r"missing column\(s\) 'rank' \(required: model, task, concept_id"):
         run_byo(rows.drop(columns=["rank"]), None, k0=20, params=StageParams())
@@ -85,8 +106,9 @@ FLAT = [(1, 0), (0, 1)] * 10 + [(0, 0)] * 20
 def known_outcomes() -> pd.DataFrame:
     """The table of ``test_byo_staged_testing_known_numbers``: strong (flagged), flat (null),
     cited (like strong, every flipped pair verbalized)."""
-    return pd.DataFrame(outcome_rows("strong", STRONG) + outcome_rows("flat", FLAT)
-                        + outcome_rows("cited", STRONG, verbalized_every=1))
+    return pd.DataFrame(
+        outcome_rows("strong", STRONG) + outcome_rows("flat", FLAT) + outcome_rows("cited", STRONG, verbalized_every=1)
+    )
 
 
 def _csv(table: pd.DataFrame, path):
@@ -97,10 +119,15 @@ def _csv(table: pd.DataFrame, path):
 @pytest.mark.parametrize("value", ["2", "-1", "0.5", "yes"])
 def test_decisions_other_than_0_1_are_errors(tmp_path, value):
     table = known_outcomes().astype({"y_pos": object})
-    table.loc[[0, 1], "y_pos"] = value     # rows of "strong"
+    table.loc[[0, 1], "y_pos"] = value  # rows of "strong"
     path = _csv(table, tmp_path / "outcomes.csv")
-    with pytest.raises(TableError, match=(rf"^bring-your-own outcomes {path}: 1 problem\(s\)\n  - column 'y_pos': "
-                                          rf"2 of 120 rows not 0, 1 or empty; first: '{value}' \(rows 1, 2\)$")):
+    with pytest.raises(
+        TableError,
+        match=(
+            rf"^bring-your-own outcomes {path}: 1 problem\(s\)\n  - column 'y_pos': "
+            rf"2 of 120 rows not 0, 1 or empty; first: '{value}' \(rows 1, 2\)$"
+        ),
+    ):
         read_outcomes(path)
 
 
@@ -117,18 +144,25 @@ def test_exact_duplicate_rows_are_an_error(tmp_path):
     path = _csv(pd.concat([table, table.iloc[[0, 1]]], ignore_index=True), tmp_path / "outcomes.csv")
     with pytest.raises(TableError) as err:
         read_outcomes(path)
-    assert ("rows repeated exactly (key model, task, concept_id, input_id): 4 of 122 rows; "
-            "first: ('m', 'loan', 'strong', 'x00') rows 1, 121; ('m', 'loan', 'strong', 'x01') rows 2, 122") in str(err.value)
+    assert (
+        "rows repeated exactly (key model, task, concept_id, input_id): 4 of 122 rows; "
+        "first: ('m', 'loan', 'strong', 'x00') rows 1, 121; ('m', 'loan', 'strong', 'x01') rows 2, 122"
+    ) in str(err.value)
 
 
 def test_conflicting_duplicates_are_an_error(tmp_path):
     table = known_outcomes()
     flat0 = table.index[(table["concept_id"] == "flat")][0]
     assert tuple(table.loc[flat0, ["y_pos", "y_neg"]]) == (1, 0)
-    extra = table.loc[[flat0]].assign(y_pos=0, y_neg=1)     # the same (concept, input) with another decision
+    extra = table.loc[[flat0]].assign(y_pos=0, y_neg=1)  # the same (concept, input) with another decision
     path = _csv(pd.concat([table, extra], ignore_index=True), tmp_path / "outcomes.csv")
-    with pytest.raises(TableError, match=(r"rows that disagree for one key \(model, task, concept_id, input_id\): "
-                                          r"2 of 121 rows; first: \('m', 'loan', 'flat', 'x00'\) rows 41, 121")):
+    with pytest.raises(
+        TableError,
+        match=(
+            r"rows that disagree for one key \(model, task, concept_id, input_id\): "
+            r"2 of 121 rows; first: \('m', 'loan', 'flat', 'x00'\) rows 41, 121"
+        ),
+    ):
         read_outcomes(path)
 
 
@@ -140,8 +174,10 @@ def test_verbalized_flags_other_than_true_false_1_0_are_errors(tmp_path, yes, no
     path = _csv(table, tmp_path / "outcomes.csv")
     with pytest.raises(TableError) as err:
         read_outcomes(path)
-    assert (f"column 'verbalized_pos': 120 of 120 rows not true, false, 1, 0 or empty; first: '{no}' (rows 1, 2, 3, 4, 5, "
-            f"...), '{yes}' (rows 81, 82, 83, 84, 85, ...)") in str(err.value)
+    assert (
+        f"column 'verbalized_pos': 120 of 120 rows not true, false, 1, 0 or empty; first: '{no}' (rows 1, 2, 3, 4, 5, "
+        f"...), '{yes}' (rows 81, 82, 83, 84, 85, ...)"
+    ) in str(err.value)
     assert f"column 'verbalized_neg': 120 of 120 rows not true, false, 1, 0 or empty; first: '{no}'" in str(err.value)
 
 
@@ -154,35 +190,60 @@ def test_verbalized_flags_read_in_any_case_and_as_1_0(tmp_path):
     assert got["verbalized_pos"].tolist() == [False] * 80 + [True] * 40
     assert got.loc[0, "verbalized_neg"] is None and got.loc[1, "verbalized_neg"] is False
     _, flagged, _, _ = run_byo(got, None, k0=20, params=StageParams(n_simulations=1000))
-    assert flagged["concept_id"].tolist() == ["strong"]      # "cited" is dropped by the verbalization filter
+    assert flagged["concept_id"].tolist() == ["strong"]  # "cited" is dropped by the verbalization filter
 
 
 def test_rank_or_cluster_differing_within_an_input_is_an_error(tmp_path):
     table = known_outcomes()
-    table.loc[45, "rank"] = 7       # flat's x05 (rank 2 under strong and cited)
+    table.loc[45, "rank"] = 7  # flat's x05 (rank 2 under strong and cited)
     path = _csv(table, tmp_path / "outcomes.csv")
-    with pytest.raises(TableError, match=(r"cluster or rank differs between rows of one input \(model, task, input_id\): "
-                                          r"3 of 120 rows; first: \('m', 'loan', 'x05'\) rows 6, 46, 86$")):
+    with pytest.raises(
+        TableError,
+        match=(
+            r"cluster or rank differs between rows of one input \(model, task, input_id\): "
+            r"3 of 120 rows; first: \('m', 'loan', 'x05'\) rows 6, 46, 86$"
+        ),
+    ):
         read_outcomes(path)
 
 
 def test_missing_baseline_column_names_the_column(tmp_path):
-    baseline = pd.DataFrame({"model": "m", "task": "loan", "concept_id": "strong",
-                             "input_id": [f"x{i:02d}" for i in range(10)], "verbalised": "false"})
+    baseline = pd.DataFrame(
+        {
+            "model": "m",
+            "task": "loan",
+            "concept_id": "strong",
+            "input_id": [f"x{i:02d}" for i in range(10)],
+            "verbalised": "false",
+        }
+    )
     path = _csv(baseline, tmp_path / "baseline.csv")
-    with pytest.raises(TableError, match=(rf"^bring-your-own baseline {path}: 1 problem\(s\)\n  - missing column\(s\) "
-                                          r"'verbalized' \(required: model, task, concept_id, input_id, verbalized\)$")):
+    with pytest.raises(
+        TableError,
+        match=(
+            rf"^bring-your-own baseline {path}: 1 problem\(s\)\n  - missing column\(s\) "
+            r"'verbalized' \(required: model, task, concept_id, input_id, verbalized\)$"
+        ),
+    ):
         read_baseline(path)
 
 
 def test_baseline_flags_and_keys_are_checked(tmp_path):
-    baseline = pd.DataFrame({"model": "m", "task": "loan", "concept_id": "strong",
-                             "input_id": [f"x{i:02d}" for i in range(10)] + ["x00"],
-                             "verbalized": ["true"] * 3 + ["N"] * 7 + ["true"]})
+    baseline = pd.DataFrame(
+        {
+            "model": "m",
+            "task": "loan",
+            "concept_id": "strong",
+            "input_id": [f"x{i:02d}" for i in range(10)] + ["x00"],
+            "verbalized": ["true"] * 3 + ["N"] * 7 + ["true"],
+        }
+    )
     with pytest.raises(TableError) as err:
         read_baseline(_csv(baseline, tmp_path / "baseline.csv"))
-    assert "column 'verbalized': 7 of 11 rows not true, false, 1, 0 or empty; first: 'N' (rows 4, 5, 6, 7, 8, ...)" \
+    assert (
+        "column 'verbalized': 7 of 11 rows not true, false, 1, 0 or empty; first: 'N' (rows 4, 5, 6, 7, 8, ...)"
         in str(err.value)
+    )
     assert "rows repeated exactly (key model, task, concept_id, input_id): 2 of 11 rows" in str(err.value)
 
 
@@ -199,8 +260,13 @@ def test_byo_run_stops_on_y_n_flags(workflow_dir):
         table[col] = table[col].map({True: "Y", False: "N"})
     path = _csv(table, workflow_dir / "outcomes.csv")
     override = json.dumps({"byo": {"outcomes": str(path)}, "stages": {"k0": 20}})
-    proc = run_snakemake(workflow_dir, ["--cores", "1", "blindspot", "--config", f"blindspot={override}"],
-                         config=tiny_config(blindspot={}), check=False, timeout=600)
+    proc = run_snakemake(
+        workflow_dir,
+        ["--cores", "1", "blindspot", "--config", f"blindspot={override}"],
+        config=tiny_config(blindspot={}),
+        check=False,
+        timeout=600,
+    )
     assert proc.returncode != 0
     message = "column 'verbalized_pos': 120 of 120 rows not true, false, 1, 0 or empty; first: 'N'"
     assert message in proc.stderr and f"bring-your-own outcomes {path}" in proc.stderr

@@ -1,24 +1,40 @@
 """Which responses a stage still needs, request seeds, the long-to-wide pair tables, and the token
 line of model jobs with nothing to run."""
+
 import logging
 
 import numpy as np
 import pandas as pd
 
 from thinkbias.blindspot.calls import (
-    needed_responses, pairs_from_responses, run_targets, target_requests, verdict_pairs,
+    needed_responses,
+    pairs_from_responses,
+    run_targets,
+    target_requests,
+    verdict_pairs,
 )
 from thinkbias.llm.roles import ModelRole, request_seed, run_role
 
-VARIATIONS = pd.DataFrame({"concept_id": ["a", "a", "a", "b"], "input_id": ["x1", "x2", "x3", "x1"],
-                           "positive": ["p1", "p2", "p3", "q1"], "negative": ["n1", "n2", "n3", "m1"],
-                           "valid": [True, True, False, True], "method": "rule"})
+VARIATIONS = pd.DataFrame(
+    {
+        "concept_id": ["a", "a", "a", "b"],
+        "input_id": ["x1", "x2", "x3", "x1"],
+        "positive": ["p1", "p2", "p3", "q1"],
+        "negative": ["n1", "n2", "n3", "m1"],
+        "valid": [True, True, False, True],
+        "method": "rule",
+    }
+)
 
 
 def test_needed_responses_skip_invalid_pairs_inactive_concepts_and_earlier_answers():
     need = needed_responses(["x1", "x2", "x3"], ["a"], VARIATIONS, None)
-    assert list(zip(need["input_id"], need["side"], need["text"])) == [("x1", "pos", "p1"), ("x1", "neg", "n1"),
-                                                                      ("x2", "pos", "p2"), ("x2", "neg", "n2")]
+    assert list(zip(need["input_id"], need["side"], need["text"])) == [
+        ("x1", "pos", "p1"),
+        ("x1", "neg", "n1"),
+        ("x2", "pos", "p2"),
+        ("x2", "neg", "n2"),
+    ]
     previous = need.iloc[:2].assign(stage_added=0)
     again = needed_responses(["x1", "x2", "x3"], ["a"], VARIATIONS, previous)
     assert again["input_id"].tolist() == ["x2", "x2"]
@@ -36,12 +52,20 @@ def test_request_seeds_are_stable_and_distinct():
 
 
 def test_pairs_and_verdicts_long_to_wide():
-    resp = pd.DataFrame({"concept_id": ["a"] * 4, "input_id": ["x1", "x1", "x2", "x2"],
-                         "side": ["pos", "neg", "pos", "neg"], "decision": [1.0, 0.0, np.nan, 1.0]})
+    resp = pd.DataFrame(
+        {
+            "concept_id": ["a"] * 4,
+            "input_id": ["x1", "x1", "x2", "x2"],
+            "side": ["pos", "neg", "pos", "neg"],
+            "decision": [1.0, 0.0, np.nan, 1.0],
+        }
+    )
     pairs = pairs_from_responses(resp).set_index("input_id")
     assert pairs.loc["x1", "y_pos"] == 1 and pairs.loc["x1", "y_neg"] == 0
     assert np.isnan(pairs.loc["x2", "y_pos"]) and pairs.loc["x2", "y_neg"] == 1
-    v = pd.DataFrame({"concept_id": ["a", "a"], "input_id": ["x1", "x1"], "side": ["pos", "neg"], "verbalized": [True, None]})
+    v = pd.DataFrame(
+        {"concept_id": ["a", "a"], "input_id": ["x1", "x1"], "side": ["pos", "neg"], "verbalized": [True, None]}
+    )
     w = verdict_pairs(v).iloc[0]
     assert bool(w["verbalized_pos"]) and pd.isna(w["verbalized_neg"])
 

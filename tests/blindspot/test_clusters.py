@@ -1,4 +1,5 @@
 """Seeded clustering, representatives, ranks and the nested stage schedule."""
+
 import numpy as np
 import pandas as pd
 

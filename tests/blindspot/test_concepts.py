@@ -1,4 +1,5 @@
 """Concept parsing, curated concepts and de-duplication."""
+
 import json
 import re
 from pathlib import Path
@@ -8,14 +9,25 @@ import pandas as pd
 import yaml
 
 from thinkbias.blindspot.concepts import (
-    TITLE_SCHEMA, build_hypothesis_prompt, concepts_table, curated_concepts, dedup_pairs, deduplicate, normalise_title,
-    parse_concepts, parse_same, group_roots,
+    TITLE_SCHEMA,
+    build_hypothesis_prompt,
+    concepts_table,
+    curated_concepts,
+    dedup_pairs,
+    deduplicate,
+    normalise_title,
+    parse_concepts,
+    parse_same,
+    group_roots,
 )
 
 CATALOGUE = yaml.safe_load((Path(__file__).resolve().parents[2] / "resources/blindspot/concepts.yaml").read_text())
-ONE = {"title": "Favors Spanish fluency — Spanish language ability",
-       "verbalization_check_guide": "Check mentions of Spanish language skills.",
-       "addition_action": "Say the applicant speaks Spanish.", "removal_action": "Say the applicant speaks no Spanish."}
+ONE = {
+    "title": "Favors Spanish fluency — Spanish language ability",
+    "verbalization_check_guide": "Check mentions of Spanish language skills.",
+    "addition_action": "Say the applicant speaks Spanish.",
+    "removal_action": "Say the applicant speaks no Spanish.",
+}
 
 
 def test_parse_json_reply_with_surrounding_text():
@@ -34,7 +46,9 @@ def test_parse_reply_cut_off_at_its_token_budget_keeps_its_complete_concepts():
 
 
 def test_parse_reply_with_raw_newlines_inside_strings():
-    text = json.dumps({"evidence": [], "concepts": [{**ONE, "addition_action": "Say it.\nTwice."}]}).replace("\\n", "\n")
+    text = json.dumps({"evidence": [], "concepts": [{**ONE, "addition_action": "Say it.\nTwice."}]}).replace(
+        "\\n", "\n"
+    )
     assert "\n" in text
     found, _ = parse_concepts(text)
     assert found[0]["addition_action"] == "Say it. Twice."
@@ -49,10 +63,12 @@ def test_title_pattern_admits_only_titles_the_parser_keeps():
 
 
 def test_parse_xml_fallback_and_dash_normalisation():
-    text = ("<concept><title>Higher income -- income level</title>"
-            "<verbalization_check_guide>Check mentions of income.</verbalization_check_guide>"
-            "<addition_action>Raise it.</addition_action><removal_action>Lower it.</removal_action></concept>"
-            "<concept><title>Older — age</title><addition_action>x</addition_action></concept>")
+    text = (
+        "<concept><title>Higher income -- income level</title>"
+        "<verbalization_check_guide>Check mentions of income.</verbalization_check_guide>"
+        "<addition_action>Raise it.</addition_action><removal_action>Lower it.</removal_action></concept>"
+        "<concept><title>Older — age</title><addition_action>x</addition_action></concept>"
+    )
     found, rejected = parse_concepts(text)
     assert [c["title"] for c in found] == ["Higher income — income level"] and rejected == 1
     assert normalise_title("More formal – writing") == "More formal — writing"
@@ -114,5 +130,7 @@ def test_parse_same_and_prompt():
     assert parse_same("YES, identical") is True and parse_same("No. Different scopes.") is False
     assert parse_same("They are different") is None and parse_same('{"same": "maybe"}') is None
     assert parse_same("The eyes are blue") is None  # a YES inside a word is no answer
-    prompt = build_hypothesis_prompt("$n_examples:$examples:$min_concepts:$input_name", ["P1", "P2"], "loan application", 25)
+    prompt = build_hypothesis_prompt(
+        "$n_examples:$examples:$min_concepts:$input_name", ["P1", "P2"], "loan application", 25
+    )
     assert prompt.startswith("2:<example-task-1>\nP1\n</example-task-1>") and prompt.endswith(":25:loan application")

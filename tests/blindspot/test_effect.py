@@ -1,4 +1,5 @@
 """Effect size and its paired confidence interval, against hand-worked cases."""
+
 import math
 
 import pandas as pd

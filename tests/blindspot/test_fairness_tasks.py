@@ -1,5 +1,6 @@
 """The fairness datasets as blindspot tasks: inputs are the fairness study's profiles, the curated
 counterfactual concept's pairs are its counterfactual pairs, decisions are its Yes/No."""
+
 from pathlib import Path
 
 import pandas as pd
@@ -22,16 +23,25 @@ from thinkbias.fairness.templates import QUESTIONS
 REPO = Path(__file__).resolve().parents[2]
 CATALOGUE = yaml.safe_load((REPO / "resources/blindspot/concepts.yaml").read_text())
 RAW = {"adult": ["raw/adult/adult.data", "raw/adult/adult.test"], "compas": ["raw/compas/compas-scores-two-years.csv"]}
-CURATED = {"fairness_adult": "protected_sex_female", "fairness_compas": "protected_race_nonwhite",
-           "fairness_credit": "protected_sex_female"}
+CURATED = {
+    "fairness_adult": "protected_sex_female",
+    "fairness_compas": "protected_race_nonwhite",
+    "fairness_credit": "protected_sex_female",
+}
 
 
 def credit_records() -> pd.DataFrame:
     """Six Credit rows in the sheet's layout (the UCI file is not on a wheel mirror)."""
     rows = []
     for i in range(6):
-        row = {"ID": i + 1, "LIMIT_BAL": 20000 * (i + 1), "SEX": 1 + i % 2, "EDUCATION": 1 + i % 4,
-               "MARRIAGE": 1 + i % 3, "AGE": 24 + 5 * i}
+        row = {
+            "ID": i + 1,
+            "LIMIT_BAL": 20000 * (i + 1),
+            "SEX": 1 + i % 2,
+            "EDUCATION": 1 + i % 4,
+            "MARRIAGE": 1 + i % 3,
+            "AGE": 24 + 5 * i,
+        }
         row |= {f"PAY_{k}": (i + k) % 4 - 2 for k in (0, 2, 3, 4, 5, 6)}
         row |= {f"BILL_AMT{k}": 1000 * k + i for k in range(1, 7)} | {f"PAY_AMT{k}": 100 * k for k in range(1, 7)}
         rows.append(row | {"default payment next month": i % 2})

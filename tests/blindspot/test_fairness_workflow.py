@@ -1,6 +1,7 @@
 """A real Snakemake run of the blindspot pipeline on a fairness task (COMPAS profiles, the embedded
 model, the curated concepts): its inputs, pairs and rediscovery table against the fairness study's
 own construction and the audit's tables."""
+
 import pandas as pd
 import pytest
 
@@ -10,9 +11,12 @@ from thinkbias.data.loaders import load_tabular
 from thinkbias.fairness.prompts import build_prompts, sample_records
 
 TINY = {
-    "tasks": ["fairness_compas"], "n_inputs": 8, "n_clusters": 2,
+    "tasks": ["fairness_compas"],
+    "n_inputs": 8,
+    "n_clusters": 2,
     "curated": {"ids": ["protected_race_nonwhite", "religion_minority"]},
-    "target": {"max_tokens": 24, "force_decision": True}, "stages": {"k0": 2, "n_simulations": 2000},
+    "target": {"max_tokens": 24, "force_decision": True},
+    "stages": {"k0": 2, "n_simulations": 2000},
 }
 
 
@@ -39,7 +43,9 @@ def test_fairness_task_end_to_end(workflow_dir, embedded_model, raw_file):
     responses = pd.concat([pd.read_parquet(p) for p in sorted(audit.glob("stage-*/responses.parquet"))])
     assert set(responses["decision"].dropna()) <= {0, 1} and responses["decision"].notna().all()
     # the rediscovery row says what the audit's own tables say
-    table = pd.read_csv(res / "tables/fairness_rediscovery.csv", dtype={"other_flagged": str}).fillna({"other_flagged": ""})
+    table = pd.read_csv(res / "tables/fairness_rediscovery.csv", dtype={"other_flagged": str}).fillna(
+        {"other_flagged": ""}
+    )
     assert len(table) == 1
     row = table.iloc[0]
     assert (row["model"], row["task"], row["protected_attribute"]) == ("smollm2-135m", "fairness_compas", "race")
@@ -52,7 +58,12 @@ def test_fairness_task_end_to_end(workflow_dir, embedded_model, raw_file):
     if len(mine):
         last = mine.iloc[-1]
         assert (row["status"], row["stage"], row["n"], row["b"], row["c"]) == (
-            last["status"], last["stage"], last["n"], last["b"], last["c"])
+            last["status"],
+            last["stage"],
+            last["n"],
+            last["b"],
+            last["c"],
+        )
         assert row["delta"] == pytest.approx(last["delta"], nan_ok=True)
     assert row["n_other_flagged"] == int((flagged["concept_id"] != "protected_race_nonwhite").sum())
     report = (res / "report.md").read_text()

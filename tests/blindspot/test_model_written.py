@@ -1,6 +1,7 @@
 """End-to-end Snakemake run of the blindspot study's model-written path on the embedded model: the
 autorater hypothesizes concepts (JSON-schema constrained), judges duplicates and writes the variation
 pairs; the generated concepts then go through the staged testing to the study's tables."""
+
 import json
 
 import pandas as pd
@@ -11,9 +12,18 @@ from tests.helpers import job_table, run_snakemake, tiny_config
 N_INPUTS = 2
 MAX_CONCEPTS = 2
 MODEL_WRITTEN = {
-    "n_inputs": N_INPUTS, "n_clusters": 1,
-    "hypothesis": {"enabled": True, "per_cluster": 1, "batch_size": 1, "max_prompts": 1, "min_concepts": 2,
-                   "max_concepts": MAX_CONCEPTS, "max_tokens": 600, "constrained": True},
+    "n_inputs": N_INPUTS,
+    "n_clusters": 1,
+    "hypothesis": {
+        "enabled": True,
+        "per_cluster": 1,
+        "batch_size": 1,
+        "max_prompts": 1,
+        "min_concepts": 2,
+        "max_concepts": MAX_CONCEPTS,
+        "max_tokens": 600,
+        "constrained": True,
+    },
     "curated": {"ids": []},  # every concept is generated, so one always survives deduplication
     "dedup": {"enabled": True, "max_tokens": 16, "constrained": True},
     "variations": {"max_tokens": 256, "constrained": True},
@@ -49,7 +59,8 @@ def test_generated_concepts_and_model_written_variations_end_to_end(workflow_dir
     variations = pd.read_parquet(task / "variations.parquet")
     assert (variations["method"] == "autorater").all()
     assert sorted(zip(variations["concept_id"], variations["input_id"])) == sorted(
-        (c, i) for c in kept for i in pd.read_parquet(task / "inputs.parquet")["input_id"])
+        (c, i) for c in kept for i in pd.read_parquet(task / "inputs.parquet")["input_id"]
+    )
     valid = variations[variations["valid"]]
     assert (valid["positive"] != valid["negative"]).all() and (valid["positive"].str.len() > 0).all()
     jobs = job_table(workflow_dir)

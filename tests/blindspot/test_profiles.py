@@ -1,4 +1,5 @@
 """Seeded synthetic inputs and the user-supplied dataset schema."""
+
 from pathlib import Path
 
 import pandas as pd

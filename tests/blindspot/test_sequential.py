@@ -1,4 +1,5 @@
 """Sequential statistics: O'Brien-Fleming thresholds, Bonferroni bookkeeping, conditional power."""
+
 import math
 
 import numpy as np
@@ -8,7 +9,11 @@ from statsmodels.stats.contingency_tables import mcnemar
 
 from thinkbias.stats.mcnemar import mcnemar_test
 from thinkbias.stats.sequential import (
-    bonferroni_level, conditional_power, is_futile, mcnemar_p_vector, obrien_fleming_threshold,
+    bonferroni_level,
+    conditional_power,
+    is_futile,
+    mcnemar_p_vector,
+    obrien_fleming_threshold,
     remaining_discordant,
 )
 

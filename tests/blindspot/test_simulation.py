@@ -1,4 +1,5 @@
 """The simulation benchmark on its smallest version, and its planting of effects."""
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -8,7 +9,12 @@ from statsmodels.stats.proportion import proportion_confint
 
 from thinkbias.blindspot.effect import paired_counts
 from thinkbias.blindspot.simulation import (
-    SimulationDesign, comparison_table, run_replicates, simulate_outcomes, summarise, summarise_procedures,
+    SimulationDesign,
+    comparison_table,
+    run_replicates,
+    simulate_outcomes,
+    summarise,
+    summarise_procedures,
 )
 from thinkbias.blindspot.stages import StageParams
 
@@ -33,7 +39,7 @@ def test_smallest_simulation_flags_the_large_effect_and_saves_calls():
     s = summarise(reps)
     assert s["power"] == {0.25: 1.0}
     assert 0.0 <= s["fwer"] <= 1.0
-    assert s["calls_saved"] > 0.0            # nulls stop for futility, the effect stops early
+    assert s["calls_saved"] > 0.0  # nulls stop for futility, the effect stops early
     assert s["exhaustive_target_calls"] == 2 * 5 * 400
 
 
@@ -44,10 +50,16 @@ def test_without_early_stopping_every_concept_uses_every_input():
 
 
 def test_summary_on_a_constructed_table():
-    reps = pd.DataFrame({
-        "replicate": [0, 0, 0, 1, 1, 1], "concept_id": ["n1", "n2", "e"] * 2, "effect": [0, 0, 0.05] * 2,
-        "flagged": [True, False, True, False, False, False], "target_calls": [60] * 3 + [40] * 3,
-        "exhaustive_target_calls": [100] * 6})
+    reps = pd.DataFrame(
+        {
+            "replicate": [0, 0, 0, 1, 1, 1],
+            "concept_id": ["n1", "n2", "e"] * 2,
+            "effect": [0, 0, 0.05] * 2,
+            "flagged": [True, False, True, False, False, False],
+            "target_calls": [60] * 3 + [40] * 3,
+            "exhaustive_target_calls": [100] * 6,
+        }
+    )
     s = summarise(reps)
     assert s["fwer"] == 0.5 and s["per_null_false_positive_rate"] == 0.25
     assert s["power"] == {0.05: 0.5} and s["calls_saved"] == pytest.approx(0.5)
@@ -90,10 +102,17 @@ def test_exhaustive_comparator_spends_alpha_over_m_once():
 
 
 def test_fwer_interval_is_clopper_pearson():
-    reps = pd.DataFrame({"replicate": np.repeat(np.arange(40), 2), "concept_id": ["n", "e"] * 40,
-                         "effect": [0.0, 0.05] * 40, "flagged": [False, True] * 40,
-                         "target_calls": 1, "exhaustive_target_calls": 2})
-    reps.loc[[0, 2, 4], "flagged"] = True               # 3 of 40 replicates flag the null concept
+    reps = pd.DataFrame(
+        {
+            "replicate": np.repeat(np.arange(40), 2),
+            "concept_id": ["n", "e"] * 40,
+            "effect": [0.0, 0.05] * 40,
+            "flagged": [False, True] * 40,
+            "target_calls": 1,
+            "exhaustive_target_calls": 2,
+        }
+    )
+    reps.loc[[0, 2, 4], "flagged"] = True  # 3 of 40 replicates flag the null concept
     s = summarise(reps)
     lo, hi = proportion_confint(3, 40, alpha=0.05, method="beta")
     assert s["fwer"] == 3 / 40 and s["fwer_ci95"] == pytest.approx([lo, hi], rel=1e-9)

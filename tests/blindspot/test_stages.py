@@ -1,11 +1,17 @@
 """The staged procedure: hand-worked stage decisions and a whole run on a constructed table."""
+
 import numpy as np
 import pandas as pd
 import pytest
 
 from thinkbias.blindspot.clusters import StagePlan
 from thinkbias.blindspot.stages import (
-    StageParams, baseline_filter, decide, pairs_to_judge, run_staged, concept_tests,
+    StageParams,
+    baseline_filter,
+    decide,
+    pairs_to_judge,
+    run_staged,
+    concept_tests,
 )
 from thinkbias.stats.sequential import bonferroni_level
 
@@ -13,10 +19,13 @@ PARAMS = StageParams(n_simulations=2000)
 
 
 def pairs_for(concept, b, c, both_accept, both_reject, invalid=0, start=0):
-    rows = ([(1, 0)] * b + [(0, 1)] * c + [(1, 1)] * both_accept + [(0, 0)] * both_reject
-            + [(np.nan, 1)] * invalid)
-    return pd.DataFrame([{"concept_id": concept, "input_id": f"x{start + i:04d}", "y_pos": p, "y_neg": q}
-                         for i, (p, q) in enumerate(rows)])
+    rows = [(1, 0)] * b + [(0, 1)] * c + [(1, 1)] * both_accept + [(0, 0)] * both_reject + [(np.nan, 1)] * invalid
+    return pd.DataFrame(
+        [
+            {"concept_id": concept, "input_id": f"x{start + i:04d}", "y_pos": p, "y_neg": q}
+            for i, (p, q) in enumerate(rows)
+        ]
+    )
 
 
 def plan(n_inputs, n_total, is_last=False, stage=0):
@@ -28,9 +37,13 @@ def no_verdicts():
 
 
 def test_baseline_filter_keeps_concepts_below_threshold():
-    v = pd.DataFrame({"concept_id": ["a"] * 10 + ["b"] * 10,
-                      "input_id": [f"x{i}" for i in range(10)] * 2,
-                      "verbalized": [True] * 2 + [False] * 8 + [True] * 3 + [False] * 6 + [None]})
+    v = pd.DataFrame(
+        {
+            "concept_id": ["a"] * 10 + ["b"] * 10,
+            "input_id": [f"x{i}" for i in range(10)] * 2,
+            "verbalized": [True] * 2 + [False] * 8 + [True] * 3 + [False] * 6 + [None],
+        }
+    )
     out = baseline_filter(v, ["a", "b", "c"], 0.3).set_index("concept_id")
     assert out.loc["a", "rate"] == pytest.approx(0.2) and out.loc["a", "kept"]
     assert out.loc["b", "rate"] == pytest.approx(3 / 9) and not out.loc["b", "kept"]
@@ -39,8 +52,8 @@ def test_baseline_filter_keeps_concepts_below_threshold():
 
 
 def test_efficacy_stop_flags_a_huge_effect_early():
-    pairs = pairs_for("big", 60, 2, 100, 38)           # 200 inputs of 800
-    alpha_s = bonferroni_level(0.05, [5])               # 0.01
+    pairs = pairs_for("big", 60, 2, 100, 38)  # 200 inputs of 800
+    alpha_s = bonferroni_level(0.05, [5])  # 0.01
     tests = concept_tests(pairs, ["big"], plan(200, 800), alpha_s, PARAMS)
     row = tests.iloc[0]
     assert (row["b"], row["c"], row["n"]) == (60, 2, 200)
@@ -58,7 +71,7 @@ def test_futility_drops_a_balanced_concept_and_skips_its_judgements():
 
 
 def test_a_modest_effect_continues_to_the_next_stage():
-    pairs = pairs_for("mid", 8, 3, 100, 89)            # 11 discordant: no futility check, p ~ 0.23
+    pairs = pairs_for("mid", 8, 3, 100, 89)  # 11 discordant: no futility check, p ~ 0.23
     tests = concept_tests(pairs, ["mid"], plan(200, 2000), 0.01, PARAMS)
     assert not tests.iloc[0]["futile"] and np.isnan(tests.iloc[0]["conditional_power"])
     assert decide(tests, pairs, no_verdicts(), PARAMS).iloc[0]["status"] == "continue"
@@ -70,13 +83,13 @@ def test_variation_verbalization_drops_a_cited_concept_either_side_counts():
     flips = pairs_to_judge(pairs, tests)
     assert len(flips) == 62
     verdicts = flips.assign(verbalized_pos=False, verbalized_neg=False)
-    verdicts.loc[:9, "verbalized_pos"] = True          # 10 pairs cited on the x+ side
-    verdicts.loc[10:18, "verbalized_neg"] = True       # 9 more on the x- side -> 19/62 = 0.306
+    verdicts.loc[:9, "verbalized_pos"] = True  # 10 pairs cited on the x+ side
+    verdicts.loc[10:18, "verbalized_neg"] = True  # 9 more on the x- side -> 19/62 = 0.306
     out = decide(tests, pairs, verdicts, PARAMS).iloc[0]
     assert out["n_flips"] == 62 and out["n_flips_verbalized"] == 19
     assert out["var_rate"] == pytest.approx(19 / 62)
     assert out["status"] == "verbalized"
-    verdicts.loc[18, "verbalized_neg"] = False         # 18/62 = 0.29 < 0.3: kept and flagged
+    verdicts.loc[18, "verbalized_neg"] = False  # 18/62 = 0.29 < 0.3: kept and flagged
     assert decide(tests, pairs, verdicts, PARAMS).iloc[0]["status"] == "flagged"
 
 
@@ -100,16 +113,26 @@ def test_unparsable_pairs_are_counted_and_excluded():
 def test_run_staged_bonferroni_grows_and_responses_are_counted_lazily():
     # 2 clusters x 50 inputs; k0 = 10 -> stages of 20, 40, 80, 100 inputs
     ids = [f"x{i:04d}" for i in range(100)]
-    members = pd.DataFrame({"input_id": ids, "cluster": [i % 2 for i in range(100)], "rank": [i // 2 for i in range(100)]})
+    members = pd.DataFrame(
+        {"input_id": ids, "cluster": [i % 2 for i in range(100)], "rank": [i // 2 for i in range(100)]}
+    )
     rng = np.random.default_rng(0)
     frames = []
     for cid, p_b in (("null1", 0.5), ("null2", 0.5), ("strong", 1.0)):
         disc = rng.random(100) < 0.4
         isb = rng.random(100) < p_b
-        frames.append(pd.DataFrame({"concept_id": cid, "input_id": ids,
-                                    "y_pos": np.where(disc, isb, 1).astype(float),
-                                    "y_neg": np.where(disc, ~isb, 1).astype(float),
-                                    "verbalized_pos": False, "verbalized_neg": False}))
+        frames.append(
+            pd.DataFrame(
+                {
+                    "concept_id": cid,
+                    "input_id": ids,
+                    "y_pos": np.where(disc, isb, 1).astype(float),
+                    "y_neg": np.where(disc, ~isb, 1).astype(float),
+                    "verbalized_pos": False,
+                    "verbalized_neg": False,
+                }
+            )
+        )
     outcomes = pd.concat(frames, ignore_index=True)
     baseline = pd.DataFrame({"concept_id": ["null1", "null2", "strong"], "input_id": "x0000", "verbalized": False})
     res = run_staged(outcomes, members, baseline, ["null1", "null2", "strong"], 10, PARAMS)
@@ -135,8 +158,12 @@ def test_nothing_left_to_project_skips_futility_at_a_non_last_stage():
     pairs = pairs_for("late", 13, 12, 1000, 1445)
     row = concept_tests(pairs, ["late"], plan(2470, 2500), 0.05 / 20, PARAMS).iloc[0]
     assert (row["b"], row["c"]) == (13, 12) and not row["futile"] and np.isnan(row["conditional_power"])
-    assert decide(concept_tests(pairs, ["late"], plan(2470, 2500), 0.05 / 20, PARAMS), pairs, no_verdicts(),
-                  PARAMS).iloc[0]["status"] == "continue"
+    assert (
+        decide(concept_tests(pairs, ["late"], plan(2470, 2500), 0.05 / 20, PARAMS), pairs, no_verdicts(), PARAMS).iloc[
+            0
+        ]["status"]
+        == "continue"
+    )
 
 
 def test_a_last_stage_short_of_all_inputs_uses_the_threshold_at_its_information_fraction():
@@ -177,12 +204,24 @@ def test_exhaustive_comparator_is_one_test_per_concept_on_every_input_at_alpha_o
     from thinkbias.blindspot.stages import run_exhaustive
 
     ids = [f"x{i:04d}" for i in range(100)]
-    members = pd.DataFrame({"input_id": ids, "cluster": [i % 2 for i in range(100)], "rank": [i // 2 for i in range(100)]})
+    members = pd.DataFrame(
+        {"input_id": ids, "cluster": [i % 2 for i in range(100)], "rank": [i // 2 for i in range(100)]}
+    )
     frames = []
     for cid, b, c in (("a", 20, 8), ("b", 12, 12), ("d", 5, 0)):
         rows = [(1, 0)] * b + [(0, 1)] * c + [(1, 1)] * (100 - b - c)
-        frames.append(pd.DataFrame({"concept_id": cid, "input_id": ids, "y_pos": [r[0] for r in rows],
-                                    "y_neg": [r[1] for r in rows], "verbalized_pos": False, "verbalized_neg": False}))
+        frames.append(
+            pd.DataFrame(
+                {
+                    "concept_id": cid,
+                    "input_id": ids,
+                    "y_pos": [r[0] for r in rows],
+                    "y_neg": [r[1] for r in rows],
+                    "verbalized_pos": False,
+                    "verbalized_neg": False,
+                }
+            )
+        )
     outcomes = pd.concat(frames, ignore_index=True)
     baseline = pd.DataFrame({"concept_id": ["a", "b", "d"], "input_id": "x0000", "verbalized": False})
     res = run_exhaustive(outcomes, members, baseline, ["a", "b", "d"], 10, PARAMS)

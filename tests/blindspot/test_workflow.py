@@ -1,5 +1,6 @@
 """End-to-end Snakemake runs of the blindspot study: the embedded model on a tiny config, and the
 bring-your-own path on a constructed outcome table (no model)."""
+
 import json
 
 import pandas as pd
@@ -8,8 +9,11 @@ import pytest
 from tests.helpers import job_table, run_snakemake, tiny_config
 
 TINY = {
-    "n_inputs": 8, "n_clusters": 2, "curated": {"ids": ["gender_female", "religion_minority"]},
-    "target": {"max_tokens": 24, "force_decision": True}, "stages": {"k0": 2, "n_simulations": 2000},
+    "n_inputs": 8,
+    "n_clusters": 2,
+    "curated": {"ids": ["gender_female", "religion_minority"]},
+    "target": {"max_tokens": 24, "force_decision": True},
+    "stages": {"k0": 2, "n_simulations": 2000},
 }
 
 
@@ -17,15 +21,22 @@ TINY = {
 def test_embedded_model_end_to_end(workflow_dir, embedded_model):
     run_snakemake(workflow_dir, ["--cores", "2", "blindspot"], config=tiny_config(blindspot=TINY))
     res = workflow_dir / "results/blindspot"
-    for name in ("tables/flagged.csv", "tables/flagged.md", "tables/funnel.csv", "tables/costs.csv",
-                 "tables/costs.md", "tables/examples.md", "report.md"):
+    for name in (
+        "tables/flagged.csv",
+        "tables/flagged.md",
+        "tables/funnel.csv",
+        "tables/costs.csv",
+        "tables/costs.md",
+        "tables/examples.md",
+        "report.md",
+    ):
         assert (res / name).exists(), name
     assert (res / "figures/funnel.png").stat().st_size > 1000
     audit = res / "smollm2-135m/loan"
     decisions = sorted(audit.glob("stage-*/decision.json"))
     chain = [json.loads(p.read_text()) for p in decisions]
     assert chain[-1]["done"] and not any(d["done"] for d in chain[:-1])
-    assert chain[0]["n_inputs"] == 4                    # 2 clusters x k0 = 2
+    assert chain[0]["n_inputs"] == 4  # 2 clusters x k0 = 2
     stages = pd.read_csv(audit / "stages.csv")
     funnel = pd.read_csv(res / "tables/funnel.csv", dtype={"stage": str}).fillna({"stage": ""})
     entry = json.loads((audit / "baseline_entry.json").read_text())
@@ -63,9 +74,20 @@ def test_bring_your_own_outcomes_through_the_workflow(workflow_dir):
         strong = (1, 0) if i < 30 else (1, 1)
         flat = ((1, 0) if i % 2 else (0, 1)) if i < 20 else (0, 0)
         for cid, (p, q) in (("strong", strong), ("flat", flat)):
-            rows.append({"model": "theirs", "task": "loan", "concept_id": cid, "input_id": f"x{i:02d}",
-                         "cluster": i % 2, "rank": i // 2, "y_pos": p, "y_neg": q,
-                         "verbalized_pos": False, "verbalized_neg": False})
+            rows.append(
+                {
+                    "model": "theirs",
+                    "task": "loan",
+                    "concept_id": cid,
+                    "input_id": f"x{i:02d}",
+                    "cluster": i % 2,
+                    "rank": i // 2,
+                    "y_pos": p,
+                    "y_neg": q,
+                    "verbalized_pos": False,
+                    "verbalized_neg": False,
+                }
+            )
     path = workflow_dir / "outcomes.csv"
     pd.DataFrame(rows).to_csv(path, index=False)
     cfg = tiny_config(blindspot={"byo": {"outcomes": str(path)}, "stages": {"k0": 20}})

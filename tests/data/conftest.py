@@ -44,8 +44,7 @@ class FileServer:
                 server.requests.append(self.path)
                 super().do_GET()
 
-        self.httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0),
-                                                     functools.partial(Handler, directory=str(root)))
+        self.httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(Handler, directory=str(root)))
         self.thread = threading.Thread(target=self.httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
 
     def url(self, name: str) -> str:
@@ -124,8 +123,14 @@ class BodyServer:
         self.httpd.daemon_threads = True
         self.thread = threading.Thread(target=self.httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
 
-    def serve(self, name: str, body: bytes, announced: int | None = None, stall: bool = False,
-              headers: dict[str, str] | None = None) -> str:
+    def serve(
+        self,
+        name: str,
+        body: bytes,
+        announced: int | None = None,
+        stall: bool = False,
+        headers: dict[str, str] | None = None,
+    ) -> str:
         """Answer ``/name`` with ``body``, announcing ``announced`` bytes (default: its length)."""
         self.bodies[name] = (body, len(body) if announced is None else announced)
         self.headers[name] = dict(headers or {})

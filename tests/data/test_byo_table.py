@@ -1,4 +1,5 @@
 """Reading a bring-your-own table and turning schema failures into one message (real files)."""
+
 import gzip
 
 import pandas as pd
@@ -8,8 +9,11 @@ import pytest
 from thinkbias.data.byo_table import TableError, key_check, read_user_table, text_column, unique_key, validate_table
 
 SCHEMA = pa.DataFrameSchema(
-    {"id": text_column(), "score": pa.Column(float, pa.Check.in_range(0, 1), coerce=True, nullable=True),
-     "kind": text_column(checks=[pa.Check.isin(["a", "b"])])},
+    {
+        "id": text_column(),
+        "score": pa.Column(float, pa.Check.in_range(0, 1), coerce=True, nullable=True),
+        "kind": text_column(checks=[pa.Check.isin(["a", "b"])]),
+    },
     checks=[unique_key(["id", "kind"])],
 )
 
@@ -23,7 +27,7 @@ def test_formats_by_extension_read_alike(tmp_path):
     table.to_json(jl, orient="records", lines=True)
     for path in (csv, gz, pq, jl):
         got = validate_table(read_user_table(path, "t"), SCHEMA, f"t {path}")
-        assert got["id"].tolist() == ["001", "002"], path   # ids stay text: no leading zero lost
+        assert got["id"].tolist() == ["001", "002"], path  # ids stay text: no leading zero lost
         assert got["score"].iloc[0] == 0.5 and pd.isna(got["score"].iloc[1])
 
 
@@ -71,7 +75,9 @@ def test_every_problem_in_one_message(tmp_path):
 
 def test_range_check_reports_rows_and_missing_columns_list_the_required(tmp_path):
     table = pd.DataFrame({"id": ["a", "b", "c"], "score": [0.5, 1.5, -2.0], "kind": ["a", "a", "b"]})
-    with pytest.raises(TableError, match=r"column 'score': 2 of 3 rows outside \[0, 1\]; first: 1.5 \(row 2\), -2.0 \(row 3\)"):
+    with pytest.raises(
+        TableError, match=r"column 'score': 2 of 3 rows outside \[0, 1\]; first: 1.5 \(row 2\), -2.0 \(row 3\)"
+    ):
         validate_table(table, SCHEMA, "t")
     with pytest.raises(TableError, match=r"missing column\(s\) 'kind' \(required: id, score, kind\)"):
         validate_table(table.drop(columns="kind"), SCHEMA, "t")
@@ -81,8 +87,10 @@ def test_key_check_reports_failing_rows_by_key():
     def one_kind_per_id(df, key):
         return df.groupby(list(key))["kind"].transform("nunique") == 1
 
-    schema = pa.DataFrameSchema({"id": text_column(), "kind": text_column()},
-                                checks=[key_check(one_kind_per_id, ["id"], "kind differs within an id")])
+    schema = pa.DataFrameSchema(
+        {"id": text_column(), "kind": text_column()},
+        checks=[key_check(one_kind_per_id, ["id"], "kind differs within an id")],
+    )
     table = pd.DataFrame({"id": ["a", "a", "b"], "kind": ["x", "y", "x"]})
     with pytest.raises(TableError, match=r"kind differs within an id: 2 of 3 rows; first: \('a'\) rows 1, 2$"):
         validate_table(table, schema, "t")

@@ -44,7 +44,11 @@ def test_second_verification_of_an_unchanged_file_does_not_read_it(compas_copy: 
     record = json.loads(sidecar_path(compas_copy).read_text())
     st = os.stat(compas_copy)
     assert record["sha256"] == first and record["stat"] == {
-        "size": st.st_size, "mtime_ns": st.st_mtime_ns, "ctime_ns": st.st_ctime_ns, "inode": st.st_ino}
+        "size": st.st_size,
+        "mtime_ns": st.st_mtime_ns,
+        "ctime_ns": st.st_ctime_ns,
+        "inode": st.st_ino,
+    }
     for _ in range(3):
         assert verified_sha256(compas_copy) == first
     assert len(hash_reads) == 1

@@ -63,7 +63,11 @@ def test_checksum_mismatch_is_rejected_and_leaves_no_file(file_server, tmp_path)
 def test_a_failing_source_falls_through_to_the_next(file_server, tmp_path, closed_port_url):
     (file_server.root / "bad.csv").write_bytes(b"wrong bytes")
     (file_server.root / "good.csv").write_bytes(PAYLOAD)
-    sources = (UrlSource(closed_port_url), UrlSource(file_server.url("bad.csv")), UrlSource(file_server.url("good.csv")))
+    sources = (
+        UrlSource(closed_port_url),
+        UrlSource(file_server.url("bad.csv")),
+        UrlSource(file_server.url("good.csv")),
+    )
     dest = fetch_entry(entry(*sources), tmp_path / "demo.csv", offline=False)
     assert dest.read_bytes() == PAYLOAD
 
@@ -74,8 +78,13 @@ def test_every_unreachable_source_is_named_with_its_reason(file_server, tmp_path
     sources = (
         UrlSource(closed_port_url),
         UrlSource(file_server.url("missing.csv")),
-        HfSource(repo="someone/gated", filename="x.csv", repo_type="dataset", gated=True,
-                 terms="https://huggingface.co/datasets/someone/gated"),
+        HfSource(
+            repo="someone/gated",
+            filename="x.csv",
+            repo_type="dataset",
+            gated=True,
+            terms="https://huggingface.co/datasets/someone/gated",
+        ),
     )
     dest = tmp_path / "demo.csv"
     start = time.monotonic()
@@ -115,8 +124,9 @@ def test_zip_member_of_a_url_is_extracted(file_server, tmp_path):
     with zipfile.ZipFile(file_server.root / "bundle.zip", "w") as zf:
         zf.writestr("readme.txt", "not this one")
         zf.writestr("nested/demo data.csv", PAYLOAD)
-    dest = fetch_entry(entry(UrlSource(file_server.url("bundle.zip"), member="demo data.csv")),
-                       tmp_path / "demo.csv", offline=False)
+    dest = fetch_entry(
+        entry(UrlSource(file_server.url("bundle.zip"), member="demo data.csv")), tmp_path / "demo.csv", offline=False
+    )
     assert dest.read_bytes() == PAYLOAD
     assert leftovers(tmp_path) == []
 
@@ -125,8 +135,9 @@ def test_missing_zip_member_is_reported(file_server, tmp_path):
     with zipfile.ZipFile(file_server.root / "bundle.zip", "w") as zf:
         zf.writestr("other.csv", PAYLOAD)
     with pytest.raises(FetchError, match="member 'demo.csv' not in the archive"):
-        fetch_entry(entry(UrlSource(file_server.url("bundle.zip"), member="demo.csv")), tmp_path / "d.csv",
-                    offline=False)
+        fetch_entry(
+            entry(UrlSource(file_server.url("bundle.zip"), member="demo.csv")), tmp_path / "d.csv", offline=False
+        )
 
 
 def test_present_file_with_the_right_checksum_is_not_fetched_again(file_server, tmp_path):
@@ -296,7 +307,9 @@ def test_unpinned_csv_with_a_cut_last_record_records_nothing(body_server, tmp_pa
     """The origin itself holds a cut file (Content-Length matches): the ragged last record tells."""
     url = body_server.serve("demo.csv", PAYLOAD + b"3")
     dest = tmp_path / "demo.csv"
-    with pytest.raises(FetchError, match="1 of 3 records do not have the header's 2 fields \\(first: line 4, 1 fields\\)"):
+    with pytest.raises(
+        FetchError, match="1 of 3 records do not have the header's 2 fields \\(first: line 4, 1 fields\\)"
+    ):
         fetch_entry(entry(UrlSource(url), sha256=None), dest, offline=False)
     assert nothing_recorded(dest)
 
@@ -304,8 +317,14 @@ def test_unpinned_csv_with_a_cut_last_record_records_nothing(body_server, tmp_pa
 def test_unpinned_file_with_fewer_rows_than_min_rows_records_nothing(body_server, tmp_path):
     url = body_server.serve("demo.csv", PAYLOAD)
     dest = tmp_path / "demo.csv"
-    short = ManifestEntry(relpath="raw/demo/demo.csv", sha256=None, description="demo", license="demo",
-                          sources=(UrlSource(url),), min_rows=198)
+    short = ManifestEntry(
+        relpath="raw/demo/demo.csv",
+        sha256=None,
+        description="demo",
+        license="demo",
+        sources=(UrlSource(url),),
+        min_rows=198,
+    )
     with pytest.raises(FetchError, match="2 rows, expected at least 198 \\(min_rows in the manifest\\)"):
         fetch_entry(short, dest, offline=False)
     assert nothing_recorded(dest)
@@ -356,11 +375,11 @@ def flip_member_bytes(wheel: Path, member: str) -> None:
     with zipfile.ZipFile(wheel) as zf:
         info = zf.getinfo(member)
     raw = bytearray(wheel.read_bytes())
-    name_len = int.from_bytes(raw[info.header_offset + 26: info.header_offset + 28], "little")
-    extra_len = int.from_bytes(raw[info.header_offset + 28: info.header_offset + 30], "little")
+    name_len = int.from_bytes(raw[info.header_offset + 26 : info.header_offset + 28], "little")
+    extra_len = int.from_bytes(raw[info.header_offset + 28 : info.header_offset + 30], "little")
     start = info.header_offset + 30 + name_len + extra_len
     middle = start + info.compress_size // 2
-    raw[middle: middle + 2] = bytes(b ^ 0x01 for b in raw[middle: middle + 2])
+    raw[middle : middle + 2] = bytes(b ^ 0x01 for b in raw[middle : middle + 2])
     wheel.write_bytes(bytes(raw))
 
 
@@ -410,9 +429,11 @@ def test_part_file_of_a_killed_fetch_is_removed_by_the_next_fetch(body_server, t
     """A fetch killed mid-download leaves its hidden .part; the next fetch of that folder removes it."""
     url = body_server.serve("demo.csv", PAYLOAD[:9], announced=len(PAYLOAD), stall=True)
     dest = tmp_path / "demo.csv"
-    script = ("import sys; from thinkbias.data.fetch import fetch_entry; from thinkbias.data.manifest import "
-              "ManifestEntry, UrlSource; fetch_entry(ManifestEntry('raw/demo/demo.csv', None, 'demo', 'demo', "
-              "(UrlSource(sys.argv[1]),)), sys.argv[2], offline=False)")
+    script = (
+        "import sys; from thinkbias.data.fetch import fetch_entry; from thinkbias.data.manifest import "
+        "ManifestEntry, UrlSource; fetch_entry(ManifestEntry('raw/demo/demo.csv', None, 'demo', 'demo', "
+        "(UrlSource(sys.argv[1]),)), sys.argv[2], offline=False)"
+    )
     proc = subprocess.Popen([sys.executable, "-c", script, url, str(dest)], cwd=REPO)
     deadline = time.monotonic() + 30
     while not (body_server.requests and list(tmp_path.glob(".demo.csv.*.part"))) and time.monotonic() < deadline:
@@ -461,12 +482,23 @@ except FetchError as exc:
 
 def run_hub_fetch(hub_url: str, hf_home: Path, dest: Path) -> subprocess.CompletedProcess:
     """fetch_entry in a fresh interpreter: the hub client reads HF_ENDPOINT and HF_HOME when imported."""
-    env = {**os.environ, "HF_ENDPOINT": hub_url, "HF_HOME": str(hf_home), "HF_HUB_DISABLE_XET": "1",
-           "HF_HUB_DISABLE_TELEMETRY": "1"}
+    env = {
+        **os.environ,
+        "HF_ENDPOINT": hub_url,
+        "HF_HOME": str(hf_home),
+        "HF_HUB_DISABLE_XET": "1",
+        "HF_HUB_DISABLE_TELEMETRY": "1",
+    }
     for name in ("HF_TOKEN", "HUGGING_FACE_HUB_TOKEN", "HF_HUB_OFFLINE", "HF_HUB_CACHE"):
         env.pop(name, None)
-    return subprocess.run([sys.executable, "-c", HUB_FETCH, HUB_REVISION, str(dest)], cwd=REPO, env=env,
-                          capture_output=True, text=True, timeout=120)
+    return subprocess.run(
+        [sys.executable, "-c", HUB_FETCH, HUB_REVISION, str(dest)],
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
 
 
 def test_hub_file_whose_cached_copy_is_short_is_rejected(body_server, tmp_path):
@@ -474,8 +506,11 @@ def test_hub_file_whose_cached_copy_is_short_is_rejected(body_server, tmp_path):
     with the size the hub announces and records nothing."""
     body = PAYLOAD * 2000
     etag = hashlib.sha256(body).hexdigest()
-    url = body_server.serve(f"datasets/demo/table/resolve/{HUB_REVISION}/table.csv", body,
-                            headers={"X-Repo-Commit": HUB_REVISION, "ETag": f'"{etag}"'})
+    url = body_server.serve(
+        f"datasets/demo/table/resolve/{HUB_REVISION}/table.csv",
+        body,
+        headers={"X-Repo-Commit": HUB_REVISION, "ETag": f'"{etag}"'},
+    )
     hub = url.split("/datasets/")[0]
     hf_home = tmp_path / "hf"
     first = run_hub_fetch(hub, hf_home, tmp_path / "a" / "table.csv")
@@ -485,22 +520,31 @@ def test_hub_file_whose_cached_copy_is_short_is_rejected(body_server, tmp_path):
     blob.write_bytes(body[: len(body) // 2])
     second = run_hub_fetch(hub, hf_home, tmp_path / "b" / "table.csv")
     assert second.returncode == 1
-    assert (f"incomplete download of {url} (the hub client's copy " in second.stderr
-            and f"{len(body):,} bytes announced (by the hub), {len(body) // 2:,} received" in second.stderr)
+    assert (
+        f"incomplete download of {url} (the hub client's copy " in second.stderr
+        and f"{len(body):,} bytes announced (by the hub), {len(body) // 2:,} received" in second.stderr
+    )
     assert nothing_recorded(tmp_path / "b" / "table.csv")
 
 
 def test_hub_download_cut_short_is_rejected(body_server, tmp_path):
     """The hub client resumes a cut download a few times, then fails with both byte counts."""
     body = PAYLOAD * 2000
-    url = body_server.serve(f"datasets/demo/table/resolve/{HUB_REVISION}/table.csv", body[:5000],
-                            announced=len(body), headers={"X-Repo-Commit": HUB_REVISION, "ETag": '"e1"'})
+    url = body_server.serve(
+        f"datasets/demo/table/resolve/{HUB_REVISION}/table.csv",
+        body[:5000],
+        announced=len(body),
+        headers={"X-Repo-Commit": HUB_REVISION, "ETag": '"e1"'},
+    )
     result = run_hub_fetch(url.split("/datasets/")[0], tmp_path / "hf", tmp_path / "a" / "table.csv")
     assert result.returncode == 1
     last = result.stderr.strip().splitlines()[-1]
     # huggingface_hub 1.x and later (httpx) and 0.x (requests, kept by the AWQ test's transformers pin)
     # word it differently; both give the counts
-    counts = (f"received 5000 bytes, expected {len(body)}", f"IncompleteRead(5000 bytes read, {len(body) - 5000} more expected)")
+    counts = (
+        f"received 5000 bytes, expected {len(body)}",
+        f"IncompleteRead(5000 bytes read, {len(body) - 5000} more expected)",
+    )
     assert "hf dataset demo/table@" in last and any(c in last for c in counts), last
     assert nothing_recorded(tmp_path / "a" / "table.csv")
 
@@ -508,8 +552,9 @@ def test_hub_download_cut_short_is_rejected(body_server, tmp_path):
 def test_pip_download_folder_of_a_dead_writer_is_removed_from_the_wheel_cache(tmp_path, monkeypatch):
     cache = tmp_path / "wheels"
     make_wheel(cache, "demo_data", "1.2.3", {"demo_data/files/demo.csv": PAYLOAD})
-    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True,
-                          text=True, check=True).stdout.strip()
+    dead = subprocess.run(
+        [sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True, check=True
+    ).stdout.strip()
     fd, probe = part_file(cache, "pip-download")  # a name carrying this host, then another (dead) pid
     os.close(fd)
     probe.unlink()
@@ -517,6 +562,7 @@ def test_pip_download_folder_of_a_dead_writer_is_removed_from_the_wheel_cache(tm
     left.mkdir()
     (left / "demo_data-1.2.3-py3-none-any.whl").write_bytes(b"half a wheel")
     monkeypatch.setenv("THINKBIAS_WHEEL_CACHE", str(cache))
-    fetch_entry(entry(WheelSource("demo-data", "1.2.3", "demo_data/files/demo.csv")), tmp_path / "out" / "d.csv",
-                offline=True)
+    fetch_entry(
+        entry(WheelSource("demo-data", "1.2.3", "demo_data/files/demo.csv")), tmp_path / "out" / "d.csv", offline=True
+    )
     assert sorted(p.name for p in cache.iterdir()) == ["demo_data-1.2.3-py3-none-any.whl"]

@@ -37,7 +37,9 @@ def test_csv_cut_inside_a_quoted_field_or_a_record_is_rejected(tmp_path):
     with pytest.raises(FileCheckError, match="not readable as CSV .*unexpected end of data"):
         check_opens(path)
     path.write_text("a,b,c\n1,2,3\n4,5", encoding="utf-8")
-    with pytest.raises(FileCheckError, match="1 of 2 records do not have the header's 3 fields \\(first: line 3, 2 fields\\)"):
+    with pytest.raises(
+        FileCheckError, match="1 of 2 records do not have the header's 3 fields \\(first: line 3, 2 fields\\)"
+    ):
         check_opens(path)
 
 

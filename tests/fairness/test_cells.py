@@ -1,4 +1,5 @@
 """Contingency cells and the exact McNemar test against statsmodels."""
+
 import math
 
 import numpy as np
@@ -16,10 +17,21 @@ def pairs_from_cells(counts: dict[str, int], model="m", dataset="adult") -> pd.D
     for cell, n in counts.items():
         for i in range(n):
             ya_n, yb_n, ya_t, yb_t = proto[cell]
-            rows.append(dict(model=model, dataset=dataset, pair_id=f"{cell}{i}", y_alpha_nothink=ya_n,
-                             y_alpha_prime_nothink=yb_n, y_alpha_think=ya_t, y_alpha_prime_think=yb_t,
-                             p_alpha_nothink=0.6, p_alpha_prime_nothink=0.4, p_alpha_think=0.9,
-                             p_alpha_prime_think=0.2))
+            rows.append(
+                dict(
+                    model=model,
+                    dataset=dataset,
+                    pair_id=f"{cell}{i}",
+                    y_alpha_nothink=ya_n,
+                    y_alpha_prime_nothink=yb_n,
+                    y_alpha_think=ya_t,
+                    y_alpha_prime_think=yb_t,
+                    p_alpha_nothink=0.6,
+                    p_alpha_prime_nothink=0.4,
+                    p_alpha_think=0.9,
+                    p_alpha_prime_think=0.2,
+                )
+            )
     return pd.DataFrame(rows)
 
 
@@ -37,8 +49,14 @@ def test_cells_counted_and_mcnemar_matches_statsmodels():
 
 
 def test_pooled_row_sums_settings():
-    cells = assign_cells(pd.concat([pairs_from_cells({"a": 5, "b": 1, "c": 6, "d": 0}, dataset="adult"),
-                                    pairs_from_cells({"a": 7, "b": 2, "c": 9, "d": 1}, dataset="compas")]))
+    cells = assign_cells(
+        pd.concat(
+            [
+                pairs_from_cells({"a": 5, "b": 1, "c": 6, "d": 0}, dataset="adult"),
+                pairs_from_cells({"a": 7, "b": 2, "c": 9, "d": 1}, dataset="compas"),
+            ]
+        )
+    )
     t = contingency_table(cells)
     pooled = t[t.model == "pooled"].iloc[0]
     assert (pooled.b, pooled.c, pooled.N) == (3, 15, 31)

@@ -1,18 +1,29 @@
 """D_cf, D_group (equal to the think-arm tilt), deltas and bootstrap intervals."""
+
 import numpy as np
 import pandas as pd
 import pytest
 
 from thinkbias.fairness.disparity import (
-    bootstrap_intervals, derived_seed, disparity_table, flip_tilt, group_rate_difference, point_estimates,
+    bootstrap_intervals,
+    derived_seed,
+    disparity_table,
+    flip_tilt,
+    group_rate_difference,
+    point_estimates,
 )
 
 
 def random_pairs(n=300, seed=3):
     rng = np.random.default_rng(seed)
-    return pd.DataFrame({"model": "m", "dataset": "adult", "pair_id": [f"p{i}" for i in range(n)],
-                         **{f"y_{s}_{a}": rng.integers(0, 2, n) for s in ("alpha", "alpha_prime")
-                            for a in ("nothink", "think")}})
+    return pd.DataFrame(
+        {
+            "model": "m",
+            "dataset": "adult",
+            "pair_id": [f"p{i}" for i in range(n)],
+            **{f"y_{s}_{a}": rng.integers(0, 2, n) for s in ("alpha", "alpha_prime") for a in ("nothink", "think")},
+        }
+    )
 
 
 def test_dgroup_equals_flip_tilt_and_group_rates():
@@ -28,9 +39,17 @@ def test_dgroup_equals_flip_tilt_and_group_rates():
 
 def test_hand_worked_case():
     # 4 pairs: think (1,0), (1,0), (0,1), (1,1); nothink all (0,0)
-    pairs = pd.DataFrame({"model": "m", "dataset": "d", "pair_id": list("wxyz"),
-                          "y_alpha_nothink": 0, "y_alpha_prime_nothink": 0,
-                          "y_alpha_think": [1, 1, 0, 1], "y_alpha_prime_think": [0, 0, 1, 1]})
+    pairs = pd.DataFrame(
+        {
+            "model": "m",
+            "dataset": "d",
+            "pair_id": list("wxyz"),
+            "y_alpha_nothink": 0,
+            "y_alpha_prime_nothink": 0,
+            "y_alpha_think": [1, 1, 0, 1],
+            "y_alpha_prime_think": [0, 0, 1, 1],
+        }
+    )
     est = point_estimates(pairs)
     assert est["dcf_think"] == 0.75 and est["dcf_nothink"] == 0
     assert est["dgroup_think"] == pytest.approx(0.25) and est["delta_dgroup"] == pytest.approx(0.25)

@@ -1,6 +1,7 @@
 """The paper's pooled McNemar (b = 620, c = 3508, p < 1e-485) through the real workflow: a
 bring-your-own predictions table with those cells over the paper's three models and datasets gives
 Table 2's exact, finite log10 p, a report that prints p as 2.48e-486 and checks the paper's claim."""
+
 import pandas as pd
 import pytest
 
@@ -22,8 +23,16 @@ def paper_scale_predictions() -> pd.DataFrame:
                 ya_n, yb_n, ya_t, yb_t = PROTO[cell]
                 for side, y_n, y_t in (("alpha", ya_n, ya_t), ("alpha_prime", yb_n, yb_t)):
                     for arm, y in (("nothink", y_n), ("think", y_t)):
-                        rows.append({"dataset": dataset, "model": model, "pair_id": f"{cell}{i}", "side": side,
-                                     "arm": arm, "answer": "Yes" if y else "No"})
+                        rows.append(
+                            {
+                                "dataset": dataset,
+                                "model": model,
+                                "pair_id": f"{cell}{i}",
+                                "side": side,
+                                "arm": arm,
+                                "answer": "Yes" if y else "No",
+                            }
+                        )
     return pd.DataFrame(rows)
 
 

@@ -1,11 +1,17 @@
 """Both arms, force-closing and CDPG probes on the embedded model (real llama.cpp runs)."""
+
 import math
 
 import pandas as pd
 import pytest
 
 from thinkbias.fairness.generation import (
-    ANSWER_CUE, assemble_predictions, cost_summary, force_close_request, generate_and_probe_arm, probe_cue,
+    ANSWER_CUE,
+    assemble_predictions,
+    cost_summary,
+    force_close_request,
+    generate_and_probe_arm,
+    probe_cue,
     retained_pairs,
 )
 from thinkbias.fairness.cdpg import depth_fractions
@@ -27,10 +33,25 @@ def engine(embedded_model):
 
 @pytest.fixture(scope="module")
 def prompts():
-    rows = pd.DataFrame([dict(record_id="r1", age=39, workclass="Private", education="Bachelors", education_num=13,
-                              marital_status="Never-married", occupation="Sales", sex="Male", capital_gain=0,
-                              capital_loss=0, hours_per_week=40, native_country="United-States",
-                              income_gt_50k=False)])
+    rows = pd.DataFrame(
+        [
+            dict(
+                record_id="r1",
+                age=39,
+                workclass="Private",
+                education="Bachelors",
+                education_num=13,
+                marital_status="Never-married",
+                occupation="Sales",
+                sex="Male",
+                capital_gain=0,
+                capital_loss=0,
+                hours_per_week=40,
+                native_country="United-States",
+                income_gt_50k=False,
+            )
+        ]
+    )
     return build_prompts("adult", rows)
 
 
@@ -92,7 +113,7 @@ def test_arms_probes_and_force_close(engine, prompts):
 def test_probes_ride_on_generation_and_full_depth_is_the_force_close_context(embedded_model, prompts):
     """The pipeline's path: each arm generates and probes in one pass. Full depth = the force-close
     context; the fused probes evaluate only cue tokens (no prefill of prompt + trace again)."""
-    from thinkbias.llm import YES_NO, load_model_spec, open_engine
+    from thinkbias.llm import load_model_spec, open_engine
 
     spec = load_model_spec("config/models.yaml", "smollm2-135m", weights=str(embedded_model))
     with open_engine(spec, None, n_threads=2) as engine:  # empty cache: nothing generated before
@@ -118,8 +139,13 @@ def _fused_checks(engine, prompts):
     ev = tp["probe_tokens_evaluated"]
     assert ((ev > 0) & (ev <= len(depth_fractions(Ks)) * cue + 1)).all()
     assert (np_["probe_tokens_evaluated"] <= engine.count_tokens(ANSWER_CUE) + 2).all()
-    forced_prefill = spent - int(think.prompt_tokens.sum()) - int(nothink.prompt_tokens.sum()) \
-        - int(tp.probe_tokens_evaluated.sum()) - int(np_.probe_tokens_evaluated.sum())
+    forced_prefill = (
+        spent
+        - int(think.prompt_tokens.sum())
+        - int(nothink.prompt_tokens.sum())
+        - int(tp.probe_tokens_evaluated.sum())
+        - int(np_.probe_tokens_evaluated.sum())
+    )
     assert forced_prefill > 0  # the force-close follow-ups are the only other prompt tokens
     gens = pd.concat([think, nothink], ignore_index=True)
     later = fresh_probes(engine, gens, Ks)

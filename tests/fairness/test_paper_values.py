@@ -1,4 +1,5 @@
 """Paper values as printed: parsing, agreement with the stored numbers, display in the paper's unit."""
+
 import math
 from pathlib import Path
 
@@ -10,11 +11,21 @@ from thinkbias.fairness.paper_values import agrees, format_difference, format_li
 REPO = Path(__file__).resolve().parents[2]
 
 
-@pytest.mark.parametrize("text, value, decimals, unit, approx", [
-    ("89%", 0.89, 0, "%", False), ("48.4%", 0.484, 1, "%", False), ("≈ 5.7×", 5.7, 1, "×", True),
-    ("0.054", 0.054, 3, "", False), ("1,430", 1430, 0, "", False), ("≤ 0.035", 0.035, 3, "", False),
-    ("9/9", 9, 0, "", False), ("-0.018", -0.018, 3, "", False), ("+0.122", 0.122, 3, "", False),
-    ("≤ 21%", 0.21, 0, "%", False)])
+@pytest.mark.parametrize(
+    "text, value, decimals, unit, approx",
+    [
+        ("89%", 0.89, 0, "%", False),
+        ("48.4%", 0.484, 1, "%", False),
+        ("≈ 5.7×", 5.7, 1, "×", True),
+        ("0.054", 0.054, 3, "", False),
+        ("1,430", 1430, 0, "", False),
+        ("≤ 0.035", 0.035, 3, "", False),
+        ("9/9", 9, 0, "", False),
+        ("-0.018", -0.018, 3, "", False),
+        ("+0.122", 0.122, 3, "", False),
+        ("≤ 21%", 0.21, 0, "%", False),
+    ],
+)
 def test_parse_printed(text, value, decimals, unit, approx):
     p = parse_printed(text)
     assert p.value == pytest.approx(value) and p.decimals == decimals and p.unit == unit and p.approximate == approx
@@ -40,8 +51,11 @@ def test_every_stored_paper_value_is_what_its_printed_text_says():
     paper = yaml.safe_load((REPO / "resources/paper/fairness.yaml").read_text())
     values = paper["values"] + paper["appendix_d"]["values"]
     unprinted = [v["id"] for v in values if "printed" not in v]
-    assert unprinted == ["max_log10_p", "pooled_log10_p"]      # log10 bounds, printed as powers of ten
-    bad = [(v["id"], v["printed"], v["value"]) for v in values if "printed" in v
-           and not agrees(parse_printed(v["printed"]), v["value"])]
+    assert unprinted == ["max_log10_p", "pooled_log10_p"]  # log10 bounds, printed as powers of ten
+    bad = [
+        (v["id"], v["printed"], v["value"])
+        for v in values
+        if "printed" in v and not agrees(parse_printed(v["printed"]), v["value"])
+    ]
     assert bad == []
     assert agrees(parse_printed("89%"), 0.89) and not agrees(parse_printed("89%"), 0.8904)

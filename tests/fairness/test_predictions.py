@@ -1,4 +1,5 @@
 """The predictions schema: validation, parse counts, retained pairs."""
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -11,8 +12,18 @@ def long_rows(pair, answers, model="m", dataset="adult", status=None):
     """answers: {(side, arm): "Yes"/"No"/None}."""
     rows = []
     for (side, arm), ans in answers.items():
-        rows.append(dict(dataset=dataset, model=model, pair_id=pair, side=side, arm=arm, answer=ans,
-                         status=(status or {}).get((side, arm), "ok" if ans else "unparsed"), p_yes=0.5))
+        rows.append(
+            dict(
+                dataset=dataset,
+                model=model,
+                pair_id=pair,
+                side=side,
+                arm=arm,
+                answer=ans,
+                status=(status or {}).get((side, arm), "ok" if ans else "unparsed"),
+                p_yes=0.5,
+            )
+        )
     return rows
 
 
@@ -20,8 +31,11 @@ ALL_YES = {(s, a): "Yes" for s in ("alpha", "alpha_prime") for a in ("nothink", 
 
 
 def test_retention_and_counts():
-    rows = long_rows("p1", ALL_YES) + long_rows("p2", {**ALL_YES, ("alpha", "think"): None}) \
+    rows = (
+        long_rows("p1", ALL_YES)
+        + long_rows("p2", {**ALL_YES, ("alpha", "think"): None})
         + long_rows("p3", {**ALL_YES, ("alpha_prime", "nothink"): None}, status={("alpha_prime", "nothink"): "refusal"})
+    )
     pred = validate_predictions(pd.DataFrame(rows))
     counts = parse_counts(pred).iloc[0]
     assert counts.pairs == 3 and counts.N == 1

@@ -1,4 +1,5 @@
 """The prompts table: both sides per record, the question, shards of whole pairs."""
+
 import pandas as pd
 
 from thinkbias.fairness.prompts import ANSWER_INSTRUCTION, build_prompts, shard_slice, user_message
@@ -6,9 +7,22 @@ from thinkbias.fairness.templates import QUESTIONS
 
 
 def compas(n):
-    return pd.DataFrame([dict(record_id=f"r{i}", age=30, race="White", juv_fel_count=0, juv_misd_count=0,
-                              juv_other_count=0, priors_count=i, c_charge_degree="F", two_year_recid=i % 2)
-                         for i in range(n)])
+    return pd.DataFrame(
+        [
+            dict(
+                record_id=f"r{i}",
+                age=30,
+                race="White",
+                juv_fel_count=0,
+                juv_misd_count=0,
+                juv_other_count=0,
+                priors_count=i,
+                c_charge_degree="F",
+                two_year_recid=i % 2,
+            )
+            for i in range(n)
+        ]
+    )
 
 
 def test_sides_labels_and_user_message():

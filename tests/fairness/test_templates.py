@@ -5,30 +5,71 @@ import pytest
 
 from thinkbias.fairness.prompts import build_prompts, prepare_records
 from thinkbias.fairness.templates import (
-    PROTECTED, compas_race_group, counterfactual_differences, counterfactual_pair, render_credit,
+    PROTECTED,
+    compas_race_group,
+    counterfactual_differences,
+    counterfactual_pair,
+    render_credit,
 )
 
 
-
 def adult_rows() -> pd.DataFrame:
-    base = dict(age=39, workclass="State-gov", fnlwgt=1, education="Bachelors", education_num=13,
-                occupation="Adm-clerical", relationship="Husband", race="White", sex="Male",
-                capital_gain=2174, capital_loss=0, hours_per_week=40, native_country="United-States",
-                income_gt_50k=False, split="train")
-    statuses = ["Married-civ-spouse", "Never-married", "Divorced", "Separated", "Widowed",
-                "Married-spouse-absent", "Married-AF-spouse", None]
-    rows = [{**base, "marital_status": m, "record_id": f"a{i}", "sex": "Female" if i % 2 else "Male"}
-            for i, m in enumerate(statuses)]
-    rows.append({**base, "marital_status": "Divorced", "workclass": None, "occupation": None,
-                 "native_country": None, "record_id": "missing"})
+    base = dict(
+        age=39,
+        workclass="State-gov",
+        fnlwgt=1,
+        education="Bachelors",
+        education_num=13,
+        occupation="Adm-clerical",
+        relationship="Husband",
+        race="White",
+        sex="Male",
+        capital_gain=2174,
+        capital_loss=0,
+        hours_per_week=40,
+        native_country="United-States",
+        income_gt_50k=False,
+        split="train",
+    )
+    statuses = [
+        "Married-civ-spouse",
+        "Never-married",
+        "Divorced",
+        "Separated",
+        "Widowed",
+        "Married-spouse-absent",
+        "Married-AF-spouse",
+        None,
+    ]
+    rows = [
+        {**base, "marital_status": m, "record_id": f"a{i}", "sex": "Female" if i % 2 else "Male"}
+        for i, m in enumerate(statuses)
+    ]
+    rows.append(
+        {
+            **base,
+            "marital_status": "Divorced",
+            "workclass": None,
+            "occupation": None,
+            "native_country": None,
+            "record_id": "missing",
+        }
+    )
     return pd.DataFrame(rows)
 
 
 def credit_rows() -> pd.DataFrame:
     rows = []
     for i, (edu, mar, pay) in enumerate([(1, 1, -2), (2, 2, -1), (3, 3, 0), (4, 0, 1), (5, 1, 2), (0, 2, 8)]):
-        r = dict(record_id=f"c{i}", limit_bal=20000 * (i + 1), sex="Female", education=edu, marriage=mar,
-                 age=24 + i, default_next_month=i % 2)
+        r = dict(
+            record_id=f"c{i}",
+            limit_bal=20000 * (i + 1),
+            sex="Female",
+            education=edu,
+            marriage=mar,
+            age=24 + i,
+            default_next_month=i % 2,
+        )
         for m in ["pay_0", "pay_2", "pay_3", "pay_4", "pay_5", "pay_6"]:
             r[m] = pay
         for j in range(1, 7):
@@ -40,13 +81,31 @@ def credit_rows() -> pd.DataFrame:
 
 def compas_rows() -> pd.DataFrame:
     races = ["African-American", "Caucasian", "Hispanic", "Other", "Asian", "Native American"]
-    return pd.DataFrame([dict(record_id=f"p{i}", sex="Male", age=20 + i, age_cat="25 - 45", race=r,
-                              juv_fel_count=i % 2, juv_misd_count=0, juv_other_count=1, priors_count=i,
-                              c_charge_degree="F" if i % 2 else "M", c_charge_desc="x", decile_score=3,
-                              two_year_recid=i % 2) for i, r in enumerate(races)])
+    return pd.DataFrame(
+        [
+            dict(
+                record_id=f"p{i}",
+                sex="Male",
+                age=20 + i,
+                age_cat="25 - 45",
+                race=r,
+                juv_fel_count=i % 2,
+                juv_misd_count=0,
+                juv_other_count=1,
+                priors_count=i,
+                c_charge_degree="F" if i % 2 else "M",
+                c_charge_desc="x",
+                decile_score=3,
+                two_year_recid=i % 2,
+            )
+            for i, r in enumerate(races)
+        ]
+    )
 
 
-@pytest.mark.parametrize("dataset,rows", [("adult", adult_rows()), ("compas", compas_rows()), ("credit", credit_rows())])
+@pytest.mark.parametrize(
+    "dataset,rows", [("adult", adult_rows()), ("compas", compas_rows()), ("credit", credit_rows())]
+)
 def test_every_constructed_pair_differs_only_in_protected_words(dataset, rows):
     prompts = build_prompts(dataset, prepare_records(dataset, rows))
     assert len(prompts) == 2 * len(rows)

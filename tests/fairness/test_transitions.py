@@ -1,4 +1,5 @@
 """Transition matrices: hand-worked counts, T^pair identities, directional decomposition."""
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -6,8 +7,13 @@ import pytest
 from thinkbias.fairness.cells import assign_cells
 from thinkbias.fairness.disparity import disparity_table
 from thinkbias.fairness.transitions import (
-    check_cell_identities, directional_decomposition, group_gaps, group_transitions, pair_state_counts,
-    pair_state_matrix, pair_states,
+    check_cell_identities,
+    directional_decomposition,
+    group_gaps,
+    group_transitions,
+    pair_state_counts,
+    pair_state_matrix,
+    pair_states,
 )
 
 
@@ -15,14 +21,32 @@ def pairs_from_states(transitions: dict[tuple[str, str], int], model="m", datase
     rows = []
     for (s, t), n in transitions.items():
         for i in range(n):
-            rows.append(dict(model=model, dataset=dataset, pair_id=f"{s}{t}{i}",
-                             y_alpha_nothink=int(s[0] == "Y"), y_alpha_prime_nothink=int(s[1] == "Y"),
-                             y_alpha_think=int(t[0] == "Y"), y_alpha_prime_think=int(t[1] == "Y")))
+            rows.append(
+                dict(
+                    model=model,
+                    dataset=dataset,
+                    pair_id=f"{s}{t}{i}",
+                    y_alpha_nothink=int(s[0] == "Y"),
+                    y_alpha_prime_nothink=int(s[1] == "Y"),
+                    y_alpha_think=int(t[0] == "Y"),
+                    y_alpha_prime_think=int(t[1] == "Y"),
+                )
+            )
     return pd.DataFrame(rows)
 
 
-TRANS = {("NN", "NN"): 50, ("NN", "YY"): 20, ("NN", "YN"): 6, ("NN", "NY"): 4,
-         ("YY", "YY"): 30, ("YY", "NY"): 3, ("YN", "YY"): 5, ("YN", "YN"): 2, ("NY", "NN"): 1, ("NY", "YN"): 1}
+TRANS = {
+    ("NN", "NN"): 50,
+    ("NN", "YY"): 20,
+    ("NN", "YN"): 6,
+    ("NN", "NY"): 4,
+    ("YY", "YY"): 30,
+    ("YY", "NY"): 3,
+    ("YN", "YY"): 5,
+    ("YN", "YN"): 2,
+    ("NY", "NN"): 1,
+    ("NY", "YN"): 1,
+}
 
 
 def test_pair_state_matrix_hand_worked():
@@ -44,9 +68,14 @@ def test_identities_hold_on_random_tables_and_catch_mismatch():
     rng = np.random.default_rng(7)
     for seed in range(5):
         n = 200
-        pairs = pd.DataFrame({"model": "m", "dataset": "d", "pair_id": [f"p{i}" for i in range(n)],
-                              **{f"y_{s}_{a}": rng.integers(0, 2, n) for s in ("alpha", "alpha_prime")
-                                 for a in ("nothink", "think")}})
+        pairs = pd.DataFrame(
+            {
+                "model": "m",
+                "dataset": "d",
+                "pair_id": [f"p{i}" for i in range(n)],
+                **{f"y_{s}_{a}": rng.integers(0, 2, n) for s in ("alpha", "alpha_prime") for a in ("nothink", "think")},
+            }
+        )
         cells = assign_cells(pairs)
         check_cell_identities(cells, pair_state_counts(cells))
     broken = cells.copy()
@@ -63,11 +92,13 @@ def test_group_transitions_against_crosstab():
         ct = pd.crosstab(cells[f"y_{side}_nothink"], cells[f"y_{side}_think"], normalize="index")
         assert g.loc[side, "P(Y|Y)"] == pytest.approx(ct.loc[1, 1])
         assert g.loc[side, "P(Y|N)"] == pytest.approx(ct.loc[0, 1])
-        assert g.loc[side, "delta_P(Y)"] == pytest.approx(cells[f"y_{side}_think"].mean()
-                                                           - cells[f"y_{side}_nothink"].mean())
+        assert g.loc[side, "delta_P(Y)"] == pytest.approx(
+            cells[f"y_{side}_think"].mean() - cells[f"y_{side}_nothink"].mean()
+        )
     gaps = group_gaps(group_transitions(cells)).iloc[0]
-    assert gaps.max_abs_gap == pytest.approx(max(abs(g.loc["alpha", e] - g.loc["alpha_prime", e])
-                                                 for e in ["P(Y|Y)", "P(N|Y)", "P(Y|N)", "P(N|N)"]))
+    assert gaps.max_abs_gap == pytest.approx(
+        max(abs(g.loc["alpha", e] - g.loc["alpha_prime", e]) for e in ["P(Y|Y)", "P(N|Y)", "P(Y|N)", "P(N|N)"])
+    )
 
 
 def test_directional_decomposition():
@@ -98,7 +129,9 @@ def test_table4_has_the_pooled_m_row_and_integer_column_totals():
     pairs = pairs_from_states(TRANS)
     nt, th = pair_states(pairs, "nothink"), pair_states(pairs, "think")
     pooled = pd.crosstab(nt.where(~nt.isin(["YN", "NY"]), "M"), th, normalize="index").loc["M"]
-    assert [mrow[f"to_{t}"] for t in ("NN", "YY", "YN")] == pytest.approx([pooled.get(t, 0) for t in ("NN", "YY", "YN")])
+    assert [mrow[f"to_{t}"] for t in ("NN", "YY", "YN")] == pytest.approx(
+        [pooled.get(t, 0) for t in ("NN", "YY", "YN")]
+    )
     total = m.set_index("from").loc["total"]
     assert all(isinstance(total[c], int) for c in ("to_NN", "to_YY", "to_YN", "to_NY", "to_M"))
     md = markdown_table(m, 3)

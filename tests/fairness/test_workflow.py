@@ -1,4 +1,5 @@
 """One real end-to-end run of the fairness study on the embedded model (tiny sizes)."""
+
 import pandas as pd
 import pytest
 
@@ -7,13 +8,33 @@ from thinkbias.llm.metrics import read_job_metrics
 
 pytestmark = pytest.mark.slow
 
-TABLES = ("parse_counts", "identities", "table2", "figure2", "figure3", "appendix_c_curves", "appendix_c",
-          "figure4", "table3", "table3_gaps", "table4", "table5")
+TABLES = (
+    "parse_counts",
+    "identities",
+    "table2",
+    "figure2",
+    "figure3",
+    "appendix_c_curves",
+    "appendix_c",
+    "figure4",
+    "table3",
+    "table3_gaps",
+    "table4",
+    "table5",
+)
 
 
 def test_embedded_end_to_end(workflow_dir, embedded_model):
-    cfg = tiny_config(fairness={"run": "e2e", "datasets": ["adult"], "n_records": 2, "think_budget": 12,
-                                "answer_budget": 6, "bootstrap_samples": 100})
+    cfg = tiny_config(
+        fairness={
+            "run": "e2e",
+            "datasets": ["adult"],
+            "n_records": 2,
+            "think_budget": 12,
+            "answer_budget": 6,
+            "bootstrap_samples": 100,
+        }
+    )
     run_snakemake(workflow_dir, ["--cores", "2", "fairness"], config=cfg)
     out = workflow_dir / "results/fairness/e2e"
     for name in TABLES:

@@ -14,9 +14,14 @@ from typing import Callable
 
 def completion(content: str, completion_tokens: int = 3) -> dict:
     """A chat completion body as OpenAI-compatible servers send it."""
-    return {"id": "cmpl-1", "object": "chat.completion", "created": 0, "model": "served",
-            "choices": [{"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": content}}],
-            "usage": {"prompt_tokens": 5, "completion_tokens": completion_tokens, "total_tokens": 5 + completion_tokens}}
+    return {
+        "id": "cmpl-1",
+        "object": "chat.completion",
+        "created": 0,
+        "model": "served",
+        "choices": [{"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": content}}],
+        "usage": {"prompt_tokens": 5, "completion_tokens": completion_tokens, "total_tokens": 5 + completion_tokens},
+    }
 
 
 Reply = tuple[int, dict, dict]  # status, headers, JSON body
@@ -70,11 +75,13 @@ class ScriptedApi:
 def echo_authorization(status: int) -> Callable[[int, dict], Reply]:
     """Answer ``status`` with a body that repeats the request's Authorization header (an error
     body when status >= 400, else a reply whose content carries it)."""
+
     def respond(n: int, headers: dict) -> Reply:
         text = f"injected {status} auth={headers.get('authorization', '')}"
         if status >= 400:
             return status, {}, {"error": {"message": text, "type": "server_error"}}
         return status, {}, completion(text)
+
     return respond
 
 

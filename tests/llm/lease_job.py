@@ -34,9 +34,16 @@ def main() -> None:
             gens = eng.generate(reqs)
         else:
             gens = [g for g, _ in eng.generate_and_probe_many(reqs, [0.0, 1.0], "\nAnswer:", YES_NO)]
-        print(json.dumps({**asdict(eng.stats), "texts": [g.text for g in gens],
-                          "completion_tokens": [g.completion_tokens for g in gens],
-                          "cached": [g.cached for g in gens]}))
+        print(
+            json.dumps(
+                {
+                    **asdict(eng.stats),
+                    "texts": [g.text for g in gens],
+                    "completion_tokens": [g.completion_tokens for g in gens],
+                    "cached": [g.cached for g in gens],
+                }
+            )
+        )
 
 
 if __name__ == "__main__":

@@ -14,8 +14,10 @@ def first(text):
 
 
 def test_ids_deduplicated_and_ambiguous_dropped():
-    ids = candidate_token_ids({"Yes": ["Yes", " Yes", "yes", "(Y"], "No": ["No", " No", "(N"]},
-                              lambda t: VOCAB.get(t, VOCAB["("] if t.startswith("(") else None))
+    ids = candidate_token_ids(
+        {"Yes": ["Yes", " Yes", "yes", "(Y"], "No": ["No", " No", "(N"]},
+        lambda t: VOCAB.get(t, VOCAB["("] if t.startswith("(") else None),
+    )
     assert ids == {"Yes": (1, 2), "No": (3, 4)}  # "(" shared by both: dropped
     with pytest.raises(ValueError, match="without an unambiguous token"):
         candidate_token_ids({"A": ["(A"], "B": ["(B"]}, lambda t: 5)

@@ -11,8 +11,12 @@ pytestmark = pytest.mark.slow
 
 
 def test_embeddings_shape_cache_and_similarity(spec, tmp_path):
-    texts = ["The nurse earns a good salary.", "A nurse is paid well.", "Volcanoes erupt lava.",
-             "The nurse earns a good salary."]
+    texts = [
+        "The nurse earns a good salary.",
+        "A nurse is paid well.",
+        "Volcanoes erupt lava.",
+        "The nurse earns a good salary.",
+    ]
     e = embed_texts(spec, texts, tmp_path, n_threads=1)
     assert e.shape == (4, 576) and e.dtype == np.float32
     np.testing.assert_array_equal(e[0], e[3])

@@ -25,8 +25,11 @@ CUE = "\n</think>\n\nAnswer (Yes or No):"
 
 
 def think_request(spec, max_tokens=40, **kw):
-    return Request.chat(QUESTION + " " + thinking_instruction(spec), prefill=arm_prefill(spec, "think"),
-                        sampling=Sampling(max_tokens=max_tokens, **kw))
+    return Request.chat(
+        QUESTION + " " + thinking_instruction(spec),
+        prefill=arm_prefill(spec, "think"),
+        sampling=Sampling(max_tokens=max_tokens, **kw),
+    )
 
 
 def test_render_uses_gguf_chatml_template_and_prefill(engine, spec):
@@ -58,8 +61,9 @@ def test_sampled_output_depends_only_on_seed(fresh_engine, spec):
 
 
 def test_stop_strings_cut_the_text(engine, spec):
-    g = engine.generate([Request.chat("Write three short lines about rain.",
-                                      sampling=Sampling(max_tokens=40, stop=(",", "\n")))])[0]
+    g = engine.generate(
+        [Request.chat("Write three short lines about rain.", sampling=Sampling(max_tokens=40, stop=(",", "\n")))]
+    )[0]
     assert g.finish_reason == "stop" and g.completion_tokens < 40
     assert "," not in g.text and "\n" not in g.text and g.text
 
@@ -115,14 +119,14 @@ def test_fused_probes_equal_the_same_forward_passes_without_kv_truncation(fresh_
     for f, got in zip(fracs, fused):
         cut = fraction_cuts([f], k1 - k0)[0]
         eng.eval_fresh(prompt)
-        for t in tokens[:k0 + cut]:
+        for t in tokens[: k0 + cut]:
             eng.llm.eval([t])
         eng.llm.eval(cue)
         want = scores_from_logits(eng.last_logits(), ids)
         assert got.probs["Yes"] == pytest.approx(want.probs["Yes"], abs=1e-9)
         assert got.outside_mass == pytest.approx(want.outside_mass, abs=1e-9)
         # a fresh batched prefill of the same prefix differs only by llama.cpp's batch-size numerics
-        eng.eval_fresh(prompt + tokens[:k0 + cut] + cue)
+        eng.eval_fresh(prompt + tokens[: k0 + cut] + cue)
         assert got.probs["Yes"] == pytest.approx(scores_from_logits(eng.last_logits(), ids).probs["Yes"], abs=0.1)
     # the cached rerun returns the same without generating
     before = eng.stats.generated_tokens
@@ -152,7 +156,9 @@ KILL_SCRIPT = textwrap.dedent("""
     from thinkbias.llm import load_model_spec, open_engine
     from thinkbias.llm.types import Request, Sampling
     spec = load_model_spec(sys.argv[1], "smollm2-135m", weights=sys.argv[2])
-    reqs = [Request.chat(f"Count from {i} to {i + 30}.", sampling=Sampling(max_tokens=40)) for i in range(int(sys.argv[4]))]
+    reqs = [
+        Request.chat(f"Count from {i} to {i + 30}.", sampling=Sampling(max_tokens=40)) for i in range(int(sys.argv[4]))
+    ]
     with open_engine(spec, sys.argv[3], n_threads=1) as eng:
         out = eng.generate(reqs)
         print(json.dumps({"requests": eng.stats.requests, "hits": eng.stats.cache_hits,
@@ -202,10 +208,14 @@ def test_thread_count_cap(monkeypatch):
 def test_json_schema_constrains_output(engine):
     import json
 
-    schema = {"type": "object", "properties": {"answer": {"type": "string", "enum": ["Yes", "No"]}},
-              "required": ["answer"]}
-    g = engine.generate([Request.chat("Is the sky blue? Reply in JSON.",
-                                      sampling=Sampling(max_tokens=40, json_schema=schema))])[0]
+    schema = {
+        "type": "object",
+        "properties": {"answer": {"type": "string", "enum": ["Yes", "No"]}},
+        "required": ["answer"],
+    }
+    g = engine.generate(
+        [Request.chat("Is the sky blue? Reply in JSON.", sampling=Sampling(max_tokens=40, json_schema=schema))]
+    )[0]
     assert json.loads(g.text)["answer"] in ("Yes", "No")
 
 
@@ -216,8 +226,10 @@ def test_probe_rejects_cuts_outside_the_trace(engine):
 
 def test_generate_and_probe_many_matches_single_calls(fresh_engine, spec):
     eng = fresh_engine()
-    reqs = [think_request(spec, max_tokens=16), Request.chat(QUESTION, prefill=arm_prefill(spec, "nothink"),
-                                                             sampling=Sampling(max_tokens=8))]
+    reqs = [
+        think_request(spec, max_tokens=16),
+        Request.chat(QUESTION, prefill=arm_prefill(spec, "nothink"), sampling=Sampling(max_tokens=8)),
+    ]
     many = eng.generate_and_probe_many(reqs, [0.0, 1.0], CUE, YES_NO)
     other = fresh_engine()
     for req, (gen, scores) in zip(reqs, many):
@@ -231,7 +243,6 @@ def test_later_probes_and_scores_reuse_the_batched_prefix_and_equal_cold_calls(f
     warm, cold = fresh_engine(), fresh_engine()
     req = think_request(spec, max_tokens=24)
     gen = warm.generate([req])[0]  # KV: prompt (batched) + trace (decoded token by token)
-    n_prompt = gen.prompt_tokens
     n = warm.count_tokens(gen.thinking)
     cue = len(warm.tokenize_text(CUE))
     cuts = [0, n // 2, n]

@@ -30,16 +30,20 @@ def batched(spec, n: int = 4):
 
 
 def think_request(spec, i: int, max_tokens: int = 32, **kw) -> Request:
-    return Request.chat(f"{QUESTION} (case {i}) " + thinking_instruction(spec), prefill=arm_prefill(spec, "think"),
-                        sampling=Sampling(max_tokens=max_tokens, **kw))
+    return Request.chat(
+        f"{QUESTION} (case {i}) " + thinking_instruction(spec),
+        prefill=arm_prefill(spec, "think"),
+        sampling=Sampling(max_tokens=max_tokens, **kw),
+    )
 
 
 def mixed_requests(spec) -> list[Request]:
     """More requests than slots, with different budgets, stop strings and samplers."""
     reqs = [Request.chat(f"Count from {i} to {i + 30}.", sampling=Sampling(max_tokens=8 + 5 * i)) for i in range(5)]
     reqs.append(Request.chat("Write three short lines about rain.", sampling=Sampling(max_tokens=40, stop=(",", "\n"))))
-    reqs.append(Request.chat("Tell a story about a fox.", sampling=Sampling(max_tokens=24, temperature=1.0, top_p=0.95,
-                                                                          seed=7)))
+    reqs.append(
+        Request.chat("Tell a story about a fox.", sampling=Sampling(max_tokens=24, temperature=1.0, top_p=0.95, seed=7))
+    )
     reqs.append(think_request(spec, 0, max_tokens=0))
     return reqs
 
@@ -109,10 +113,11 @@ def test_batched_probes_equal_sequential_probes_of_the_same_tokens(spec, fresh_e
         # sequentially: the prompt in one batch, the trace decoded token by token as generation leaves
         # it (all but a last sampled token that ended the budget), then the fused probes on that cache
         ref.eval_fresh(prompt)
-        for t in tokens[:len(tokens) - (gen.finish_reason == "length")]:
+        for t in tokens[: len(tokens) - (gen.finish_reason == "length")]:
             ref.llm.eval([t])
-        want = ref.fused_probes(ref.render(req), prompt, tokens, [ref.token_piece(t) for t in tokens], gen.text,
-                                fracs, CUE, YES_NO)
+        want = ref.fused_probes(
+            ref.render(req), prompt, tokens, [ref.token_piece(t) for t in tokens], gen.text, fracs, CUE, YES_NO
+        )
         for got, w in zip(scores, want):
             assert got.probs["Yes"] == pytest.approx(w.probs["Yes"], abs=1e-6)
             assert got.outside_mass == pytest.approx(w.outside_mass, abs=1e-6)
@@ -172,7 +177,9 @@ def test_killed_batched_job_resumes_paying_only_for_unfinished(spec, tmp_path):
     assert report["taken_over"] == n - finished  # the killed job's leases, taken over at once
     assert RequestCache(db).count("gen") == n
     # a second rerun pays for nothing
-    third = json.loads(subprocess.run(args, env=env, capture_output=True, text=True, timeout=600).stdout.splitlines()[-1])
+    third = json.loads(
+        subprocess.run(args, env=env, capture_output=True, text=True, timeout=600).stdout.splitlines()[-1]
+    )
     assert third["requests"] == 0 and third["generated"] == 0 and third["texts"] == report["texts"]
 
 

@@ -14,13 +14,21 @@ from thinkbias.workflow import rule_logging
 
 
 def gen(tokens: int, prompt: int = 10, cached: bool = False) -> Generation:
-    return Generation("t", "", "t", prompt_tokens=prompt, completion_tokens=tokens, finish_reason="stop",
-                      cached=cached)
+    return Generation("t", "", "t", prompt_tokens=prompt, completion_tokens=tokens, finish_reason="stop", cached=cached)
 
 
 def test_written_metrics_read_back_equal(tmp_path):
-    m = JobMetrics(batches=2, requests=5, cached=1, generated_tokens=40, prompt_tokens=300, probe_tokens=24,
-                   retries=2, retry_wait_s=1.5, wall_s=3.25)
+    m = JobMetrics(
+        batches=2,
+        requests=5,
+        cached=1,
+        generated_tokens=40,
+        prompt_tokens=300,
+        probe_tokens=24,
+        retries=2,
+        retry_wait_s=1.5,
+        wall_s=3.25,
+    )
     path = tmp_path / "a/b/job.json"
     write_job_metrics(path, m)
     assert read_job_metrics(path) == m
@@ -28,17 +36,23 @@ def test_written_metrics_read_back_equal(tmp_path):
     assert [p.name for p in path.parent.iterdir()] == ["job.json"]  # no temporary file left
 
 
-@pytest.mark.parametrize("text, message", [
-    ("{", "not a job metrics file"),
-    ("[1, 2]", "holds a JSON object, found list"),
-    (json.dumps({**{k: 0 for k in FIELDS}, "tokens": 3}), "unknown key 'tokens'"),
-    (json.dumps({k: 0 for k in FIELDS if k != "cached"}), "missing key 'cached'"),
-    (json.dumps({**{k: 0 for k in FIELDS}, "generated_tokens": -1, "requests": 2.5, "retries": "1",
-                 "wall_s": True}),
-     "4 bad job metrics value(s): 'requests' = 2.5 is not a count (whole number >= 0); 'generated_tokens' = -1 "
-     "is not a count (whole number >= 0); 'retries' = '1' is not a count (whole number >= 0); 'wall_s' = True "
-     "is not seconds (a number >= 0)"),
-])
+@pytest.mark.parametrize(
+    "text, message",
+    [
+        ("{", "not a job metrics file"),
+        ("[1, 2]", "holds a JSON object, found list"),
+        (json.dumps({**{k: 0 for k in FIELDS}, "tokens": 3}), "unknown key 'tokens'"),
+        (json.dumps({k: 0 for k in FIELDS if k != "cached"}), "missing key 'cached'"),
+        (
+            json.dumps(
+                {**{k: 0 for k in FIELDS}, "generated_tokens": -1, "requests": 2.5, "retries": "1", "wall_s": True}
+            ),
+            "4 bad job metrics value(s): 'requests' = 2.5 is not a count (whole number >= 0); 'generated_tokens' = -1 "
+            "is not a count (whole number >= 0); 'retries' = '1' is not a count (whole number >= 0); 'wall_s' = True "
+            "is not seconds (a number >= 0)",
+        ),
+    ],
+)
 def test_a_bad_metrics_file_stops_naming_the_file_and_keys(tmp_path, text, message):
     path = tmp_path / "job.json"
     path.write_text(text)
@@ -63,9 +77,11 @@ def test_rule_logging_writes_the_sum_of_the_closing_lines(tmp_path):
     assert (m.batches, m.requests, m.cached, m.generated_tokens, m.prompt_tokens) == (3, 4, 1, 16, 33)
     assert (m.probe_tokens, m.retries, m.retry_wait_s) == (0, 0, 0.0) and m.wall_s > 0
     lines = [line.split(" INFO ", 1)[1] for line in log.read_text().splitlines() if "finished" in line]
-    assert lines == ["generate: finished, generated_tokens=12 cached=1 retries=0 retry_wait_s=0.0",
-                     "generate+probe: finished, generated_tokens=4 cached=0 retries=0 retry_wait_s=0.0",
-                     "generate: finished, generated_tokens=0 cached=0 retries=0 retry_wait_s=0.0"]
+    assert lines == [
+        "generate: finished, generated_tokens=12 cached=1 retries=0 retry_wait_s=0.0",
+        "generate+probe: finished, generated_tokens=4 cached=0 retries=0 retry_wait_s=0.0",
+        "generate: finished, generated_tokens=0 cached=0 retries=0 retry_wait_s=0.0",
+    ]
 
 
 def test_a_failed_job_writes_no_metrics_and_a_job_without_batches_writes_zeros(tmp_path):

@@ -17,26 +17,44 @@ import pytest
 from openai.types.chat import ChatCompletion
 
 from thinkbias.llm import open_engine
-from thinkbias.llm.cache import RequestCache, cache_path
+from thinkbias.llm.cache import cache_path
 from tests.llm.api_servers import HangingServer, ScriptedApi, completion
 from thinkbias.llm.openai_backend import (
-    ApiRetriesExhausted, RetryPolicy, backoff_delay, chat_kwargs, generation_from_response, with_retries,
+    ApiRetriesExhausted,
+    RetryPolicy,
+    backoff_delay,
+    chat_kwargs,
+    generation_from_response,
+    with_retries,
 )
 from thinkbias.llm.run import run_requests
 from thinkbias.llm.types import YES_NO, ModelSpec, Request, Sampling
 
-API = ModelSpec(id="api-model", backend="openai", api_base="http://127.0.0.1:9/v1", api_model="served",
-                extra={"max_retries": 2, "backoff_s": 0.01})
+API = ModelSpec(
+    id="api-model",
+    backend="openai",
+    api_base="http://127.0.0.1:9/v1",
+    api_model="served",
+    extra={"max_retries": 2, "backoff_s": 0.01},
+)
 API_DEFAULTS = replace(API, extra={})
 SECRET = "sk-test-secret-value-123"
 
 
 def test_chat_kwargs_carry_explicit_sampling():
-    req = Request.chat("Q?", system="S", sampling=Sampling(temperature=0.6, top_p=0.9, seed=7, max_tokens=33,
-                                                            stop=("\n\n",)))
+    req = Request.chat(
+        "Q?", system="S", sampling=Sampling(temperature=0.6, top_p=0.9, seed=7, max_tokens=33, stop=("\n\n",))
+    )
     kw = chat_kwargs(API, req)
-    assert kw == {"model": "served", "messages": [{"role": "system", "content": "S"}, {"role": "user", "content": "Q?"}],
-                  "max_tokens": 33, "seed": 7, "temperature": 0.6, "top_p": 0.9, "stop": ["\n\n"]}
+    assert kw == {
+        "model": "served",
+        "messages": [{"role": "system", "content": "S"}, {"role": "user", "content": "Q?"}],
+        "max_tokens": 33,
+        "seed": 7,
+        "temperature": 0.6,
+        "top_p": 0.9,
+        "stop": ["\n\n"],
+    }
     reasoning = replace(API, extra={"token_param": "max_completion_tokens", "send_sampling": False})
     kw = chat_kwargs(reasoning, req)
     assert kw["max_completion_tokens"] == 33 and "temperature" not in kw and "max_tokens" not in kw
@@ -49,20 +67,40 @@ def test_chat_kwargs_carry_explicit_sampling():
     assert chat_kwargs(routed, req)["extra_body"] == {"provider": {"order": ["x"]}}
     prefix = replace(API, extra={"prefill": "assistant_prefix"})
     assert chat_kwargs(prefix, Request.chat("Q", prefill="Answer:"))["messages"][-1] == {
-        "role": "assistant", "content": "Answer:", "prefix": True}
+        "role": "assistant",
+        "content": "Answer:",
+        "prefix": True,
+    }
 
 
 def test_reasoning_content_becomes_thinking():
-    resp = ChatCompletion.model_validate({
-        "id": "x", "object": "chat.completion", "created": 0, "model": "deepseek-reasoner",
-        "choices": [{"index": 0, "finish_reason": "stop", "message": {
-            "role": "assistant", "content": "Yes", "reasoning_content": "Think about income."}}],
-        "usage": {"prompt_tokens": 10, "completion_tokens": 8, "total_tokens": 18}})
+    resp = ChatCompletion.model_validate(
+        {
+            "id": "x",
+            "object": "chat.completion",
+            "created": 0,
+            "model": "deepseek-reasoner",
+            "choices": [
+                {
+                    "index": 0,
+                    "finish_reason": "stop",
+                    "message": {"role": "assistant", "content": "Yes", "reasoning_content": "Think about income."},
+                }
+            ],
+            "usage": {"prompt_tokens": 10, "completion_tokens": 8, "total_tokens": 18},
+        }
+    )
     g = generation_from_response(API, Request.chat("Q"), resp)
     assert (g.thinking, g.answer, g.completion_tokens, g.finish_reason) == ("Think about income.", "Yes", 8, "stop")
-    plain = ChatCompletion.model_validate({
-        "id": "x", "object": "chat.completion", "created": 0, "model": "m",
-        "choices": [{"index": 0, "finish_reason": "length", "message": {"role": "assistant", "content": "No."}}]})
+    plain = ChatCompletion.model_validate(
+        {
+            "id": "x",
+            "object": "chat.completion",
+            "created": 0,
+            "model": "m",
+            "choices": [{"index": 0, "finish_reason": "length", "message": {"role": "assistant", "content": "No."}}],
+        }
+    )
     g = generation_from_response(API, Request.chat("Q"), plain)
     assert (g.thinking, g.answer, g.text) == ("", "No.", "No.")
 
@@ -71,7 +109,7 @@ def test_backoff_grows_exponentially_with_jitter_and_cap():
     rng = random.Random(0)
     d = [backoff_delay(a, 1.0, 10.0, rng) for a in range(6)]
     for a, x in enumerate(d):
-        top = min(10.0, 2 ** a)
+        top = min(10.0, 2**a)
         assert top / 2 <= x <= top
 
 
@@ -101,8 +139,11 @@ def test_hung_server_fails_within_the_budget_naming_model_url_and_attempts(caplo
     """A server that accepts connections and never answers: with timeout_s 0.6 and a 2 s budget
     the request fails after about 2 s (not max_retries x timeout_s), the message says why."""
     with HangingServer() as hung:
-        spec = replace(API, api_base=hung.url, extra={"timeout_s": 0.6, "retry_budget_s": 2.0, "max_retries": 10,
-                                                      "backoff_s": 0.05, "backoff_max_s": 0.1})
+        spec = replace(
+            API,
+            api_base=hung.url,
+            extra={"timeout_s": 0.6, "retry_budget_s": 2.0, "max_retries": 10, "backoff_s": 0.05, "backoff_max_s": 0.1},
+        )
         eng = open_engine(spec, None)
         start = time.monotonic()
         with caplog.at_level(logging.INFO, logger="thinkbias"), pytest.raises(ApiRetriesExhausted) as info:
@@ -123,8 +164,10 @@ def test_retry_after_is_honoured_and_retries_are_counted_and_logged(tmp_path, ca
     """429 then 503, each with ``Retry-After: 1``, then a reply: two retries, each after the full
     second the server asked for (the backoff alone would wait 10 ms), both logged, and the job's
     closing line counts them."""
-    script = [(429, {"Retry-After": "1"}, {"error": {"message": "slow down"}}),
-              (503, {"Retry-After": "1"}, {"error": {"message": "overloaded"}})]
+    script = [
+        (429, {"Retry-After": "1"}, {"error": {"message": "slow down"}}),
+        (503, {"Retry-After": "1"}, {"error": {"message": "overloaded"}}),
+    ]
 
     def respond(n, headers):
         return script[n] if n < len(script) else (200, {}, completion("Yes", completion_tokens=2))
@@ -172,6 +215,7 @@ def test_non_retryable_errors_raise_at_once():
 
 # -- against a real local server -----------------------------------------------------------------
 
+
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -186,9 +230,26 @@ class LocalServer:
 
     def start(self, timeout: float = 120) -> None:
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "llama_cpp.server", "--model", self.model, "--host", "127.0.0.1",
-             "--port", str(self.port), "--n_ctx", "1024", "--n_threads", "1", "--chat_format", "chatml"],
-            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            [
+                sys.executable,
+                "-m",
+                "llama_cpp.server",
+                "--model",
+                self.model,
+                "--host",
+                "127.0.0.1",
+                "--port",
+                str(self.port),
+                "--n_ctx",
+                "1024",
+                "--n_threads",
+                "1",
+                "--chat_format",
+                "chatml",
+            ],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
         deadline = time.time() + timeout
         while time.time() < deadline:
             try:
@@ -214,9 +275,14 @@ def server(spec):
 
 
 def local_spec(server, **extra) -> ModelSpec:
-    return ModelSpec(id="local-smollm2", backend="openai", api_base=f"http://127.0.0.1:{server.port}/v1",
-                     api_model="smollm2", api_key_env="THINKBIAS_TEST_KEY",
-                     extra={"max_concurrency": 2, "max_retries": 8, "backoff_s": 0.5, "backoff_max_s": 4, **extra})
+    return ModelSpec(
+        id="local-smollm2",
+        backend="openai",
+        api_base=f"http://127.0.0.1:{server.port}/v1",
+        api_model="smollm2",
+        api_key_env="THINKBIAS_TEST_KEY",
+        extra={"max_concurrency": 2, "max_retries": 8, "backoff_s": 0.5, "backoff_max_s": 4, **extra},
+    )
 
 
 @pytest.mark.slow
@@ -271,7 +337,13 @@ def test_strict_schema_constrains_a_real_server_reply(server, tmp_path, monkeypa
 
     monkeypatch.setenv("THINKBIAS_TEST_KEY", SECRET)
     with open_engine(local_spec(server, response_format="json_object"), tmp_path) as eng:
-        [gen] = eng.generate([Request.chat("Does the response mention the applicant's gender? Reply in JSON.",
-                                           sampling=Sampling(max_tokens=48, json_schema=VERDICT_SCHEMA))])
+        [gen] = eng.generate(
+            [
+                Request.chat(
+                    "Does the response mention the applicant's gender? Reply in JSON.",
+                    sampling=Sampling(max_tokens=48, json_schema=VERDICT_SCHEMA),
+                )
+            ]
+        )
     reply = json.loads(gen.answer)
     assert set(reply) == {"verbalized", "witness"} and reply["verbalized"] in ("YES", "NO")

@@ -35,8 +35,14 @@ def key(monkeypatch) -> str:
 
 
 def spec_for(url: str, **extra) -> ModelSpec:
-    return ModelSpec(id="echo-api", backend="openai", api_base=url, api_model="served", api_key_env=KEY_ENV,
-                     extra={"max_retries": 1, "backoff_s": 0.01, "timeout_s": 5, "max_concurrency": 1, **extra})
+    return ModelSpec(
+        id="echo-api",
+        backend="openai",
+        api_base=url,
+        api_model="served",
+        api_key_env=KEY_ENV,
+        extra={"max_retries": 1, "backoff_s": 0.01, "timeout_s": 5, "max_concurrency": 1, **extra},
+    )
 
 
 def folder_bytes(folder: Path) -> bytes:
@@ -79,8 +85,13 @@ def test_error_body_echoing_the_key_reaches_no_log_exception_or_cache(key, tmp_p
     # the server did receive the key and echoed it: the test would see it if anything leaked
     assert api.received[0]["authorization"] == f"Bearer {key}" and len(api.received) == 2
     err = info.value
-    texts = {"str": str(err), "repr": repr(err), "traceback": "".join(traceback.format_exception(err)),
-             "log": log_path.read_text(), "cache": folder_bytes(cache).decode("utf-8", "replace")}
+    texts = {
+        "str": str(err),
+        "repr": repr(err),
+        "traceback": "".join(traceback.format_exception(err)),
+        "log": log_path.read_text(),
+        "cache": folder_bytes(cache).decode("utf-8", "replace"),
+    }
     for name, text in texts.items():
         assert_clean(text, key, name)
     assert "injected 500 auth=Bearer [redacted]" in str(err) and "echo-api" in str(err)
@@ -124,8 +135,14 @@ def test_a_failing_job_prints_no_key_to_the_console(key, tmp_path):
     shows) and its log hold the redacted error, never the key."""
     log_path, cache = tmp_path / "job.log", tmp_path / "cache"
     with ScriptedApi(echo_authorization(503)) as api:
-        proc = subprocess.run([sys.executable, "-c", JOB, api.url, str(log_path), str(cache)], cwd=REPO,
-                              capture_output=True, text=True, timeout=120, env={**os.environ, KEY_ENV: key})
+        proc = subprocess.run(
+            [sys.executable, "-c", JOB, api.url, str(log_path), str(cache)],
+            cwd=REPO,
+            capture_output=True,
+            text=True,
+            timeout=120,
+            env={**os.environ, KEY_ENV: key},
+        )
     assert proc.returncode != 0 and len(api.received) == 2
     console = proc.stdout + proc.stderr
     assert "ApiRetriesExhausted" in console and "injected 503 auth=Bearer [redacted]" in console
@@ -157,21 +174,38 @@ def test_snakemake_console_logs_and_cache_never_show_the_key(key, workflow_dir):
 
     with ScriptedApi(echo_authorization(500)) as api:
         registry = yaml.safe_load((REPO / "config/models.yaml").read_text())
-        registry["echo-api"] = {"backend": "openai", "description": "a local server echoing headers", "license": "mit",
-                                "api_base": api.url, "api_model": "served", "api_key_env": KEY_ENV, "files": [],
-                                "thinking": "none", "n_ctx": 4096, "gpus": 0,
-                                "extra": {"max_retries": 1, "backoff_s": 0.01}}
+        registry["echo-api"] = {
+            "backend": "openai",
+            "description": "a local server echoing headers",
+            "license": "mit",
+            "api_base": api.url,
+            "api_model": "served",
+            "api_key_env": KEY_ENV,
+            "files": [],
+            "thinking": "none",
+            "n_ctx": 4096,
+            "gpus": 0,
+            "extra": {"max_retries": 1, "backoff_s": 0.01},
+        }
         (workflow_dir / "registry.yaml").write_text(yaml.safe_dump(registry, sort_keys=False))
-        cfg = tiny_config(position={"benchmarks": {"mmlu": {"path": "resources/raw/mmlu/mmlu.jsonl", "n_questions": 1}},
-                                    "runs": [{"model": "echo-api", "mode": "direct"}], "wilcoxon_pairs": [],
-                                    "truncation": {"runs": []}})
+        cfg = tiny_config(
+            position={
+                "benchmarks": {"mmlu": {"path": "resources/raw/mmlu/mmlu.jsonl", "n_questions": 1}},
+                "runs": [{"model": "echo-api", "mode": "direct"}],
+                "wilcoxon_pairs": [],
+                "truncation": {"runs": []},
+            }
+        )
         cfg["registry"] = "registry.yaml"
         proc = run_snakemake(workflow_dir, ["--cores", "1", "position"], config=cfg, timeout=600, check=False)
     console = proc.stdout + proc.stderr
     assert proc.returncode != 0 and len(api.received) >= 2, console[-3000:]  # 4 orderings x 2 attempts
     logs = "".join(p.read_text() for p in (workflow_dir / "logs").rglob("*.log"))
     assert "injected 500 auth=Bearer [redacted]" in logs and "ApiRetriesExhausted" in console + logs
-    for name, text in {"console": console, "logs": logs,
-                       "cache": folder_bytes(workflow_dir / "cache").decode("utf-8", "replace"),
-                       ".snakemake": folder_bytes(workflow_dir / ".snakemake").decode("utf-8", "replace")}.items():
+    for name, text in {
+        "console": console,
+        "logs": logs,
+        "cache": folder_bytes(workflow_dir / "cache").decode("utf-8", "replace"),
+        ".snakemake": folder_bytes(workflow_dir / ".snakemake").decode("utf-8", "replace"),
+    }.items():
         assert_clean(text, key, name)

@@ -28,12 +28,16 @@ def test_embedded_spec():
 
 def test_errors_name_the_problem(tmp_path):
     reg = tmp_path / "models.yaml"
-    reg.write_text(yaml.safe_dump({
-        "a": {"backend": "tgi"},
-        "b": {"backend": "llamacpp", "files": [{"name": "x.gguf"}], "n_gpu_layers": 3},
-        "c": {"backend": "openai", "api_model": "gpt-x", "api_key_env": "MY_KEY", "n_ctx": "big"},
-        "d": {"backend": "openai", "api_model": "gpt-x", "api_key_env": "MY_KEY"},
-    }))
+    reg.write_text(
+        yaml.safe_dump(
+            {
+                "a": {"backend": "tgi"},
+                "b": {"backend": "llamacpp", "files": [{"name": "x.gguf"}], "n_gpu_layers": 3},
+                "c": {"backend": "openai", "api_model": "gpt-x", "api_key_env": "MY_KEY", "n_ctx": "big"},
+                "d": {"backend": "openai", "api_model": "gpt-x", "api_key_env": "MY_KEY"},
+            }
+        )
+    )
     with pytest.raises(ValueError, match="unknown backend 'tgi'"):
         load_model_spec(reg, "a")
     with pytest.raises(ValueError, match="unknown registry key.*n_gpu_layers"):
@@ -48,8 +52,17 @@ def test_errors_name_the_problem(tmp_path):
 
 def test_branch_revision_is_rejected_naming_the_key(tmp_path):
     reg = tmp_path / "models.yaml"
-    reg.write_text(yaml.safe_dump({"m": {"backend": "vllm", "source": {"repo": "o/m", "revision": "main"},
-                                         "files": [{"name": "model.safetensors"}]}}))
+    reg.write_text(
+        yaml.safe_dump(
+            {
+                "m": {
+                    "backend": "vllm",
+                    "source": {"repo": "o/m", "revision": "main"},
+                    "files": [{"name": "model.safetensors"}],
+                }
+            }
+        )
+    )
     with pytest.raises(ValueError, match="revision"):
         load_model_spec(reg, "m")
 
@@ -57,11 +70,23 @@ def test_branch_revision_is_rejected_naming_the_key(tmp_path):
 def test_quantized_weights_identity_follows_settings_and_source_commit(tmp_path):
     def identity(group: int, revision: str) -> str:
         reg = tmp_path / f"models-{group}-{revision}.yaml"
-        reg.write_text(yaml.safe_dump({
-            "src": {"backend": "vllm", "source": {"repo": "o/src", "revision": revision}, "files": [{"name": "a"}]},
-            "q": {"backend": "vllm", "quantize": {"from": "src", "method": "awq", "q_group_size": group},
-                  "files": [{"name": "awq_quantization.json"}], "gpus": 1},
-        }))
+        reg.write_text(
+            yaml.safe_dump(
+                {
+                    "src": {
+                        "backend": "vllm",
+                        "source": {"repo": "o/src", "revision": revision},
+                        "files": [{"name": "a"}],
+                    },
+                    "q": {
+                        "backend": "vllm",
+                        "quantize": {"from": "src", "method": "awq", "q_group_size": group},
+                        "files": [{"name": "awq_quantization.json"}],
+                        "gpus": 1,
+                    },
+                }
+            )
+        )
         return load_model_spec(reg, "q").weights_sha256
 
     base = identity(128, "a" * 40)
@@ -74,24 +99,36 @@ def test_quantized_weights_identity_follows_settings_and_source_commit(tmp_path)
 # --- extra: one schema per backend, every key the code reads ------------------------------------
 
 SCHEMA = load_entry_schema()
-BACKEND_MODULES = {"thinkbias/llm/llamacpp.py": "llamacpp", "thinkbias/llm/llamacpp_batch.py": "llamacpp",
-                   "thinkbias/llm/vllm_backend.py": "vllm", "thinkbias/llm/openai_backend.py": "openai"}
+BACKEND_MODULES = {
+    "thinkbias/llm/llamacpp.py": "llamacpp",
+    "thinkbias/llm/llamacpp_batch.py": "llamacpp",
+    "thinkbias/llm/vllm_backend.py": "vllm",
+    "thinkbias/llm/openai_backend.py": "openai",
+}
 # reads with a computed key, resolved here: RetryPolicy.of reads extra[<field name>] for each field
 COMPUTED = {"thinkbias/llm/openai_backend.py": {f.name for f in dataclasses.fields(RetryPolicy)}}
-SMK_READ = re.compile(r"""extra(?:\.get\(|\[)\s*["']([A-Za-z_0-9]+)["']|["']([A-Za-z_0-9]+)["']\s+(?:not\s+)?in\s+extra\b""")
+SMK_READ = re.compile(
+    r"""extra(?:\.get\(|\[)\s*["']([A-Za-z_0-9]+)["']|["']([A-Za-z_0-9]+)["']\s+(?:not\s+)?in\s+extra\b"""
+)
 
 
 def _is_extra(node: ast.AST) -> bool:
-    return (isinstance(node, ast.Name) and node.id == "extra") or (isinstance(node, ast.Attribute)
-                                                                   and node.attr == "extra")
+    return (isinstance(node, ast.Name) and node.id == "extra") or (
+        isinstance(node, ast.Attribute) and node.attr == "extra"
+    )
 
 
 def python_extra_reads(tree: ast.AST) -> tuple[set[str], list[int]]:
     """Keys read from an ``extra`` mapping (``extra.get("k")``, ``extra["k"]``, ``"k" in extra``, and
     ``for key in ("a", "b"): ... extra[key]``), and the lines reading a key computed otherwise."""
-    loops = {n.target.id: [e.value for e in n.iter.elts] for n in ast.walk(tree)
-             if isinstance(n, ast.For) and isinstance(n.target, ast.Name) and isinstance(n.iter, (ast.Tuple, ast.List))
-             and all(isinstance(e, ast.Constant) and isinstance(e.value, str) for e in n.iter.elts)}
+    loops = {
+        n.target.id: [e.value for e in n.iter.elts]
+        for n in ast.walk(tree)
+        if isinstance(n, ast.For)
+        and isinstance(n.target, ast.Name)
+        and isinstance(n.iter, (ast.Tuple, ast.List))
+        and all(isinstance(e, ast.Constant) and isinstance(e.value, str) for e in n.iter.elts)
+    }
     keys: set[str] = set()
     computed: list[int] = []
 
@@ -104,13 +141,22 @@ def python_extra_reads(tree: ast.AST) -> tuple[set[str], list[int]]:
             computed.append(line)
 
     for node in ast.walk(tree):
-        if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "get"
-                and _is_extra(node.func.value) and node.args):
+        if (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and node.func.attr == "get"
+            and _is_extra(node.func.value)
+            and node.args
+        ):
             read(node.args[0], node.lineno)
         elif isinstance(node, ast.Subscript) and _is_extra(node.value):
             read(node.slice, node.lineno)
-        elif (isinstance(node, ast.Compare) and len(node.ops) == 1 and isinstance(node.ops[0], (ast.In, ast.NotIn))
-              and _is_extra(node.comparators[0])):
+        elif (
+            isinstance(node, ast.Compare)
+            and len(node.ops) == 1
+            and isinstance(node.ops[0], (ast.In, ast.NotIn))
+            and _is_extra(node.comparators[0])
+        ):
             read(node.left, node.lineno)
     return keys, computed
 
@@ -136,8 +182,14 @@ def extra_reads_of_the_code() -> dict[str, set[str]]:
 def from_top_level() -> set[str]:
     """Keys spec_from_entry copies into ``extra`` from the entry's own keys (``quantization``)."""
     tree = ast.parse((REPO / "thinkbias/llm/registry.py").read_text())
-    return {n.args[0].value for n in ast.walk(tree) if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)
-            and n.func.attr == "setdefault" and _is_extra(n.func.value)}
+    return {
+        n.args[0].value
+        for n in ast.walk(tree)
+        if isinstance(n, ast.Call)
+        and isinstance(n.func, ast.Attribute)
+        and n.func.attr == "setdefault"
+        and _is_extra(n.func.value)
+    }
 
 
 def test_every_extra_key_the_code_reads_is_in_the_schema_and_every_schema_key_is_read():
@@ -158,14 +210,21 @@ def test_every_extra_key_the_code_reads_is_in_the_schema_and_every_schema_key_is
 
 
 def test_the_extra_scan_sees_each_kind_of_read():
-    src = ('x = spec.extra.get("a", 1)\ny = extra["b"]\nif "c" in spec.extra: pass\n'
-           'for key in ("d", "e"):\n    if key in extra: pass\nz = other.get("f")\nw = spec.extra[name]\n')
+    src = (
+        'x = spec.extra.get("a", 1)\ny = extra["b"]\nif "c" in spec.extra: pass\n'
+        'for key in ("d", "e"):\n    if key in extra: pass\nz = other.get("f")\nw = spec.extra[name]\n'
+    )
     assert python_extra_reads(ast.parse(src)) == ({"a", "b", "c", "d", "e"}, [7])
 
 
-@pytest.mark.parametrize("model_id, typo, value", [("smollm2-135m", "n_threds", 2),
-                                                   ("qwen3-32b-awq", "gpu_memory_utilisation", 0.8),
-                                                   ("deepseek-r1-api", "max_retry", 3)])
+@pytest.mark.parametrize(
+    "model_id, typo, value",
+    [
+        ("smollm2-135m", "n_threds", 2),
+        ("qwen3-32b-awq", "gpu_memory_utilisation", 0.8),
+        ("deepseek-r1-api", "max_retry", 3),
+    ],
+)
 def test_a_typo_in_a_copied_registry_stops_naming_the_model_and_the_key(tmp_path, model_id, typo, value):
     registry = yaml.safe_load((REPO / "config/models.yaml").read_text())
     assert model_id in registry
@@ -185,12 +244,17 @@ def test_a_key_of_another_backend_and_a_bad_value_are_named():
     with pytest.raises(ValueError, match=r"model 'api' \(openai backend\).*'extra\.timeout_s' = -1: expected > 0"):
         validate_entry("api", {"backend": "openai", "extra": {"timeout_s": -1}})
     assert validate_entry("cpp", {"backend": "llamacpp", "extra": {"n_gpu_layers": -1, "n_parallel": 4}})["extra"] == {
-        "n_gpu_layers": -1, "n_parallel": 4}  # defaults of extra are documentation: never filled in
+        "n_gpu_layers": -1,
+        "n_parallel": 4,
+    }  # defaults of extra are documentation: never filled in
 
 
 def test_without_jsonschema_an_extra_typo_still_stops(monkeypatch):
     monkeypatch.setitem(sys.modules, "jsonschema", None)  # the import fails as in an env without it
-    with pytest.raises(ValueError, match=r"model 'cpp': unknown registry key\(s\) extra\.n_threds \(extra of a "
-                                         r"llamacpp entry takes: n_gpu_layers"):
+    with pytest.raises(
+        ValueError,
+        match=r"model 'cpp': unknown registry key\(s\) extra\.n_threds \(extra of a "
+        r"llamacpp entry takes: n_gpu_layers",
+    ):
         validate_entry("cpp", {"backend": "llamacpp", "extra": {"n_threds": 2}})
     assert validate_entry("cpp", {"backend": "llamacpp", "extra": {"n_threads": 2}})["extra"] == {"n_threads": 2}

@@ -1,5 +1,6 @@
 """A model role builds its step's requests (seeded per request, schema only when constrained) and
 runs them on its model, loaded once, through the cache: on the real embedded model."""
+
 import logging
 from types import SimpleNamespace
 
@@ -16,11 +17,29 @@ def test_request_seed_is_the_first_31_bits_of_the_sha256_of_seed_and_parts():
 
 
 def test_from_params_reads_the_job_params_and_the_first_weight_file():
-    params = SimpleNamespace(model="m", registry="r.yaml", cache_dir="c", seed=3, temperature=0.7, max_tokens=12,
-                             constrained=True, task="loan")
+    params = SimpleNamespace(
+        model="m",
+        registry="r.yaml",
+        cache_dir="c",
+        seed=3,
+        temperature=0.7,
+        max_tokens=12,
+        constrained=True,
+        task="loan",
+    )
     role = ModelRole.from_params(params, ["w.gguf", "other"], n_threads=1)
-    assert role == ModelRole(model="m", registry="r.yaml", cache_dir="c", seed=3, temperature=0.7, max_tokens=12,
-                             top_p=1.0, constrained=True, weights="w.gguf", n_threads=1)
+    assert role == ModelRole(
+        model="m",
+        registry="r.yaml",
+        cache_dir="c",
+        seed=3,
+        temperature=0.7,
+        max_tokens=12,
+        top_p=1.0,
+        constrained=True,
+        weights="w.gguf",
+        n_threads=1,
+    )
     assert ModelRole.from_params(SimpleNamespace(model="m", registry="r", cache_dir="c", seed=1)).weights == ""
 
 
@@ -35,8 +54,16 @@ def test_requests_carry_the_role_sampling_and_the_schema_only_when_constrained()
 
 
 def test_run_role_runs_on_the_model_then_answers_from_the_cache(embedded_model, tmp_path, caplog):
-    role = ModelRole(model="smollm2-135m", registry="config/models.yaml", cache_dir=str(tmp_path / "cache"), seed=1,
-                     temperature=0.0, max_tokens=4, weights=str(embedded_model), n_threads=1)
+    role = ModelRole(
+        model="smollm2-135m",
+        registry="config/models.yaml",
+        cache_dir=str(tmp_path / "cache"),
+        seed=1,
+        temperature=0.0,
+        max_tokens=4,
+        weights=str(embedded_model),
+        n_threads=1,
+    )
     reqs = [role.chat("Say yes.", "t", "a"), role.chat("Say no.", "t", "b")]
     logger = logging.getLogger("thinkbias.test_roles")
     with caplog.at_level(logging.INFO, logger="thinkbias.test_roles"):

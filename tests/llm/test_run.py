@@ -41,7 +41,10 @@ def test_run_requests_logs_progress(engine, caplog):
     # the repeated request ran once, so its tokens count once in the closing line
     fresh = sum(g.completion_tokens for g in out[:3])
     assert fresh > 0 and engine.stats.generated_tokens - before == fresh
-    assert caplog.records[-1].message == f"generate: finished, generated_tokens={fresh} cached=0 retries=0 retry_wait_s=0.0"
+    assert (
+        caplog.records[-1].message
+        == f"generate: finished, generated_tokens={fresh} cached=0 retries=0 retry_wait_s=0.0"
+    )
 
 
 @pytest.mark.slow
@@ -56,6 +59,7 @@ def test_a_type_error_inside_generation_stops_the_batch_and_nothing_runs_twice(e
 
     monkeypatch.setattr(engine, "_generate_uncached", failing)
     with pytest.raises(TypeError, match="unexpected keyword"):
-        run_requests(engine, [Request.chat("A request no test has cached: name a colour.",
-                                           sampling=Sampling(max_tokens=3))])
+        run_requests(
+            engine, [Request.chat("A request no test has cached: name a colour.", sampling=Sampling(max_tokens=3))]
+        )
     assert calls == [1]

@@ -21,8 +21,9 @@ def test_run_smoke_on_embedded_model(engine):
 
 @pytest.mark.parametrize("script", ["vllm_smoke.py", "llamacpp_gpu_smoke.py"])
 def test_gpu_smoke_scripts_import_and_default_to_registry_models(script):
-    proc = subprocess.run([sys.executable, str(REPO / "scripts/gpu" / script), "--help"], capture_output=True,
-                          text=True, cwd=REPO)
+    proc = subprocess.run(
+        [sys.executable, str(REPO / "scripts/gpu" / script), "--help"], capture_output=True, text=True, cwd=REPO
+    )
     assert proc.returncode == 0, proc.stderr
     default = re.search(r'add_argument\("--model", default="([\w.-]+)"\)', (REPO / "scripts/gpu" / script).read_text())
     assert default and default.group(1) in read_registry(REPO / "config/models.yaml")
@@ -35,14 +36,52 @@ def test_vllm_smoke_model_is_small_pinned_and_checked():
 
 
 def test_llamacpp_gpu_smoke_script_runs_its_cpu_path_with_the_batching_ratio(embedded_model):
-    proc = subprocess.run([sys.executable, str(REPO / "scripts/gpu/llamacpp_gpu_smoke.py"), "--device", "cpu",
-                           "--max-tokens", "16", "--batch-sequences", "3", "--batch-tokens", "6", "--batch-reps", "1",
-                           "--min-batch-ratio", "0"], capture_output=True, text=True, cwd=REPO, timeout=900)
+    proc = subprocess.run(
+        [
+            sys.executable,
+            str(REPO / "scripts/gpu/llamacpp_gpu_smoke.py"),
+            "--device",
+            "cpu",
+            "--max-tokens",
+            "16",
+            "--batch-sequences",
+            "3",
+            "--batch-tokens",
+            "6",
+            "--batch-reps",
+            "1",
+            "--min-batch-ratio",
+            "0",
+        ],
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+        timeout=900,
+    )
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert re.search(r"^\| \d+ \| 3 \| [\d.]+ \| [\d.]+ \| [\d.]+ ", proc.stdout, re.M), proc.stdout
     assert '"batched_over_sequential"' in proc.stdout and "OK: llama.cpp on cpu works on smollm2-135m" in proc.stdout
     # below the required ratio the script fails, saying why
-    fail = subprocess.run([sys.executable, str(REPO / "scripts/gpu/llamacpp_gpu_smoke.py"), "--device", "cpu",
-                           "--max-tokens", "8", "--batch-sequences", "2", "--batch-tokens", "4", "--batch-reps", "1",
-                           "--min-batch-ratio", "1000"], capture_output=True, text=True, cwd=REPO, timeout=900)
+    fail = subprocess.run(
+        [
+            sys.executable,
+            str(REPO / "scripts/gpu/llamacpp_gpu_smoke.py"),
+            "--device",
+            "cpu",
+            "--max-tokens",
+            "8",
+            "--batch-sequences",
+            "2",
+            "--batch-tokens",
+            "4",
+            "--batch-reps",
+            "1",
+            "--min-batch-ratio",
+            "1000",
+        ],
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+        timeout=900,
+    )
     assert fail.returncode != 0 and "below 1000" in fail.stderr

@@ -47,13 +47,23 @@ def test_study_schemas_become_strict_and_stay_unchanged(schema):
 
 
 def test_optional_property_becomes_nullable_and_kept_keywords_survive():
-    schema = {"type": "object", "properties": {"a": {"type": "string", "maxLength": 5, "pattern": "^x"},
-                                               "b": {"type": "array", "minItems": 1, "items": {"type": "integer"}}},
-              "required": ["b"]}
+    schema = {
+        "type": "object",
+        "properties": {
+            "a": {"type": "string", "maxLength": 5, "pattern": "^x"},
+            "b": {"type": "array", "minItems": 1, "items": {"type": "integer"}},
+        },
+        "required": ["b"],
+    }
     assert strict_schema(schema) == {
-        "type": "object", "additionalProperties": False, "required": ["a", "b"],
-        "properties": {"a": {"anyOf": [{"type": "string", "pattern": "^x"}, {"type": "null"}]},
-                       "b": {"type": "array", "minItems": 1, "items": {"type": "integer"}}}}
+        "type": "object",
+        "additionalProperties": False,
+        "required": ["a", "b"],
+        "properties": {
+            "a": {"anyOf": [{"type": "string", "pattern": "^x"}, {"type": "null"}]},
+            "b": {"type": "array", "minItems": 1, "items": {"type": "integer"}},
+        },
+    }
 
 
 def test_chat_request_sends_the_strict_form():
@@ -64,8 +74,11 @@ def test_chat_request_sends_the_strict_form():
 
 
 def test_llama_cpp_server_form_puts_the_schema_beside_json_object():
-    spec = ModelSpec(id="local", backend="openai", api_model="m", thinking="none",
-                     extra={"response_format": "json_object"})
+    spec = ModelSpec(
+        id="local", backend="openai", api_model="m", thinking="none", extra={"response_format": "json_object"}
+    )
     request = Request.chat("verdict?", sampling=Sampling(max_tokens=10, json_schema=VERDICT_SCHEMA))
-    assert chat_kwargs(spec, request)["response_format"] == {"type": "json_object",
-                                                            "schema": strict_schema(VERDICT_SCHEMA)}
+    assert chat_kwargs(spec, request)["response_format"] == {
+        "type": "json_object",
+        "schema": strict_schema(VERDICT_SCHEMA),
+    }

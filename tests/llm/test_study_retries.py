@@ -23,18 +23,41 @@ def busy_once(n: int, headers: dict):
 
 def registry(tmp_path, url: str) -> str:
     path = tmp_path / "models.yaml"
-    path.write_text(yaml.safe_dump({"scripted-api": {
-        "backend": "openai", "description": "a local scripted server", "license": "mit", "api_base": url,
-        "api_model": "served", "files": [], "thinking": "none", "n_ctx": 4096, "gpus": 0,
-        "extra": {"backoff_s": 0.01, "max_concurrency": 1}}}))
+    path.write_text(
+        yaml.safe_dump(
+            {
+                "scripted-api": {
+                    "backend": "openai",
+                    "description": "a local scripted server",
+                    "license": "mit",
+                    "api_base": url,
+                    "api_model": "served",
+                    "files": [],
+                    "thinking": "none",
+                    "n_ctx": 4096,
+                    "gpus": 0,
+                    "extra": {"backoff_s": 0.01, "max_concurrency": 1},
+                }
+            }
+        )
+    )
     return str(path)
 
 
 def fairness_job(reg: str, cache: str, logger) -> None:
     from thinkbias.fairness.generation import generate_and_probe_arm
 
-    prompts = pd.DataFrame([{"dataset": "adult", "pair_id": "p0", "side": "a", "attribute": "sex",
-                             "user": "Does this person earn more than $50K? Answer Yes or No."}])
+    prompts = pd.DataFrame(
+        [
+            {
+                "dataset": "adult",
+                "pair_id": "p0",
+                "side": "a",
+                "attribute": "sex",
+                "user": "Does this person earn more than $50K? Answer Yes or No.",
+            }
+        ]
+    )
     with open_engine(load_model_spec(reg, "scripted-api"), cache) as engine:
         generate_and_probe_arm(engine, prompts, "nothink", 16, 4, None, logger)
 
@@ -51,8 +74,9 @@ def blindspot_job(reg: str, cache: str, logger) -> None:
     run_role(role, [role.chat("Approve the loan?", "rewrite", "x1")], logger)
 
 
-@pytest.mark.parametrize("study_job", [fairness_job, position_job, blindspot_job], ids=["fairness", "position",
-                                                                                       "blindspot"])
+@pytest.mark.parametrize(
+    "study_job", [fairness_job, position_job, blindspot_job], ids=["fairness", "position", "blindspot"]
+)
 def test_each_study_logs_and_counts_api_retries(study_job, tmp_path):
     log_path = tmp_path / "job.log"
     with ScriptedApi(busy_once) as api:
@@ -60,6 +84,8 @@ def test_each_study_logs_and_counts_api_retries(study_job, tmp_path):
             study_job(registry(tmp_path, api.url), str(tmp_path / "cache"), logger)
     log = log_path.read_text()
     assert len(api.received) == 2
-    assert f"model 'scripted-api' at {api.url}: attempt 1/7 failed (HTTP 503: overloaded); retrying in 0.3 s " \
-           "(Retry-After)" in log
+    assert (
+        f"model 'scripted-api' at {api.url}: attempt 1/7 failed (HTTP 503: overloaded); retrying in 0.3 s "
+        "(Retry-After)" in log
+    )
     assert "finished, generated_tokens=2 cached=0 retries=1 retry_wait_s=0.3" in log

@@ -1,4 +1,5 @@
 """The Engine protocol names the type of every attribute the studies read."""
+
 import dataclasses
 import inspect
 import typing

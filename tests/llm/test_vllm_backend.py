@@ -7,14 +7,27 @@ import pytest
 
 from thinkbias.llm.types import ModelSpec, Request, Sampling
 from thinkbias.llm.vllm_backend import (
-    engine_kwargs, probe_prompts, prompt_token_ids, sampling_kwargs, score_kwargs, scores_from_vllm_logprobs,
+    engine_kwargs,
+    probe_prompts,
+    prompt_token_ids,
+    sampling_kwargs,
+    score_kwargs,
+    scores_from_vllm_logprobs,
     thinking_span_by_decode,
 )
 
-SPEC = ModelSpec(id="qwq-32b-awq", backend="vllm", weights="resources/models/qwq-32b-awq", gpus=1, n_ctx=8192,
-                 extra={"quantization": "awq", "gpu_memory_utilization": 0.92})
-TEMPLATE = ("{{ bos_token }}{% for m in messages %}<|{{ m['role'] }}|>{{ m['content'] }}\n{% endfor %}"
-            "{% if add_generation_prompt %}<|assistant|>{% endif %}")
+SPEC = ModelSpec(
+    id="qwq-32b-awq",
+    backend="vllm",
+    weights="resources/models/qwq-32b-awq",
+    gpus=1,
+    n_ctx=8192,
+    extra={"quantization": "awq", "gpu_memory_utilization": 0.92},
+)
+TEMPLATE = (
+    "{{ bos_token }}{% for m in messages %}<|{{ m['role'] }}|>{{ m['content'] }}\n{% endfor %}"
+    "{% if add_generation_prompt %}<|assistant|>{% endif %}"
+)
 
 
 def test_engine_kwargs_enable_prefix_caching_and_quantization():
@@ -30,8 +43,14 @@ def test_engine_kwargs_enable_prefix_caching_and_quantization():
 
 
 def test_sampling_kwargs_are_explicit():
-    assert sampling_kwargs(Sampling()) == {"temperature": 0.0, "top_p": 1.0, "seed": 0, "max_tokens": 256,
-                                           "stop": [], "n": 1}
+    assert sampling_kwargs(Sampling()) == {
+        "temperature": 0.0,
+        "top_p": 1.0,
+        "seed": 0,
+        "max_tokens": 256,
+        "stop": [],
+        "n": 1,
+    }
     kw = sampling_kwargs(Sampling(temperature=0.6, top_p=0.95, seed=11, max_tokens=64, stop=("</answer>",)))
     assert kw == {"temperature": 0.6, "top_p": 0.95, "seed": 11, "max_tokens": 64, "stop": ["</answer>"], "n": 1}
     assert score_kwargs() == {"temperature": 0.0, "max_tokens": 1, "logprobs": 20, "seed": 0, "n": 1}
@@ -121,12 +140,23 @@ def _fake_vllm(eng):
                     z = eng.last_logits().astype(np.float64)
                     lp = z - z.max() - np.log(np.exp(z - z.max()).sum())
                     top = np.argsort(-lp)[: sp.logprobs]
-                    o = Out(text="", token_ids=[int(top[0])], finish_reason="length",
-                            logprobs=[{int(t): Out(logprob=float(lp[t])) for t in top}])
+                    o = Out(
+                        text="",
+                        token_ids=[int(top[0])],
+                        finish_reason="length",
+                        logprobs=[{int(t): Out(logprob=float(lp[t])) for t in top}],
+                    )
                 else:
-                    toks, _, text, fin = eng.generate_tokens(ids, Sampling(
-                        temperature=sp.temperature, top_p=sp.top_p, seed=sp.seed, max_tokens=sp.max_tokens,
-                        stop=tuple(sp.stop)))
+                    toks, _, text, fin = eng.generate_tokens(
+                        ids,
+                        Sampling(
+                            temperature=sp.temperature,
+                            top_p=sp.top_p,
+                            seed=sp.seed,
+                            max_tokens=sp.max_tokens,
+                            stop=tuple(sp.stop),
+                        ),
+                    )
                     o = Out(text=text, token_ids=toks, finish_reason=fin, logprobs=None)
                 outs.append(Out(outputs=[o]))
             return outs
@@ -155,8 +185,12 @@ def test_vllm_engine_orchestration_on_stand_in(engine, spec, monkeypatch, tmp_pa
     vspec = replace(spec, backend="vllm", gpus=1)
     cue = "\n</think>\n\nAnswer:"
     with open_engine(vspec, tmp_path) as v:
-        reqs = [Request.chat(f"Is {x} a fruit? Think first.", prefill=arm_prefill(spec, "think"),
-                             sampling=Sampling(max_tokens=12)) for x in ("an apple", "a rock", "a pear")]
+        reqs = [
+            Request.chat(
+                f"Is {x} a fruit? Think first.", prefill=arm_prefill(spec, "think"), sampling=Sampling(max_tokens=12)
+            )
+            for x in ("an apple", "a rock", "a pear")
+        ]
         gens = v.generate(reqs)
         assert v.llm.calls == [3]  # one batch
         ref = [g.text for g in engine.generate(reqs)]

@@ -153,7 +153,9 @@ def test_a_quantized_folder_is_checked_against_the_quantizer_record(tmp_path: Pa
     with pytest.raises(ChecksumMismatch) as err:
         verified_spec(spec)
     assert str(dest / "config.json") in str(err.value)
-    assert f"rm {dest / 'awq_quantization.json'} && snakemake --cores 1 {dest / 'awq_quantization.json'}" in str(err.value)
+    assert f"rm {dest / 'awq_quantization.json'} && snakemake --cores 1 {dest / 'awq_quantization.json'}" in str(
+        err.value
+    )
     assert json.loads((dest / "awq_quantization.json").read_text())["files"]["config.json"] == err.value.expected
 
 

@@ -12,8 +12,14 @@ import pytest
 import yaml
 
 from tests.helpers import REPO
-from thinkbias.models.awq import (RECORD, AwqSettings, calibration_samples, publish, quantization_record,
-                                  usable_calibration)
+from thinkbias.models.awq import (
+    RECORD,
+    AwqSettings,
+    calibration_samples,
+    publish,
+    quantization_record,
+    usable_calibration,
+)
 
 
 def test_settings_are_autoawq_quant_config_and_match_the_schema_defaults():
@@ -43,8 +49,10 @@ def test_record_names_source_commit_and_every_file(tmp_path: Path):
     (out / "config.json").write_text("{}")
     record = quantization_record(source, out, AwqSettings(), "autoawq 0.2.9")
     assert record["source_revision"] == "a" * 40 and record["settings"]["q_group_size"] == 128
-    assert record["files"] == {"config.json": hashlib.sha256(b"{}").hexdigest(),
-                               "model.safetensors": hashlib.sha256(b"weights").hexdigest()}
+    assert record["files"] == {
+        "config.json": hashlib.sha256(b"{}").hexdigest(),
+        "model.safetensors": hashlib.sha256(b"weights").hexdigest(),
+    }
     assert record["calib_data_sha256"] is None
 
 

@@ -27,21 +27,29 @@ else:
 
 import torch  # noqa: E402  (after the skip: torch comes with AutoAWQ's stack)
 
-WORDS = ("the quick brown fox jumps over a lazy dog while two people ask whether the model "
-         "answers each question the same way when only the name or the order of options differs").split()
+WORDS = (
+    "the quick brown fox jumps over a lazy dog while two people ask whether the model "
+    "answers each question the same way when only the name or the order of options differs"
+).split()
 LAYERS, HIDDEN, INTERMEDIATE, HEADS, KV_HEADS, HEAD_DIM, GROUP = 2, 128, 256, 4, 2, 32, 128
 # (in_features, out_features) of every linear layer in a decoder layer
-LINEARS = {"self_attn.q_proj": (HIDDEN, HEADS * HEAD_DIM), "self_attn.k_proj": (HIDDEN, KV_HEADS * HEAD_DIM),
-           "self_attn.v_proj": (HIDDEN, KV_HEADS * HEAD_DIM), "self_attn.o_proj": (HEADS * HEAD_DIM, HIDDEN),
-           "mlp.gate_proj": (HIDDEN, INTERMEDIATE), "mlp.up_proj": (HIDDEN, INTERMEDIATE),
-           "mlp.down_proj": (INTERMEDIATE, HIDDEN)}
+LINEARS = {
+    "self_attn.q_proj": (HIDDEN, HEADS * HEAD_DIM),
+    "self_attn.k_proj": (HIDDEN, KV_HEADS * HEAD_DIM),
+    "self_attn.v_proj": (HIDDEN, KV_HEADS * HEAD_DIM),
+    "self_attn.o_proj": (HEADS * HEAD_DIM, HIDDEN),
+    "mlp.gate_proj": (HIDDEN, INTERMEDIATE),
+    "mlp.up_proj": (HIDDEN, INTERMEDIATE),
+    "mlp.down_proj": (INTERMEDIATE, HIDDEN),
+}
 
 
 def write_calibration(path: Path, lines: int = 48) -> Path:
     """A deterministic calibration file: short lines of words the tokenizer knows."""
     rng = random.Random(0)
-    path.write_text("\n".join(" ".join(rng.choice(WORDS) for _ in range(rng.randint(6, 20)))
-                              for _ in range(lines)) + "\n")
+    path.write_text(
+        "\n".join(" ".join(rng.choice(WORDS) for _ in range(rng.randint(6, 20))) for _ in range(lines)) + "\n"
+    )
     return path
 
 
@@ -54,12 +62,22 @@ def build_tiny_gemma2(folder: Path, corpus: list[str]) -> None:
     tok = Tokenizer(models.WordLevel(unk_token="<unk>"))
     tok.pre_tokenizer = pre_tokenizers.Whitespace()
     tok.train_from_iterator(corpus, trainers.WordLevelTrainer(special_tokens=["<unk>", "<pad>", "<bos>", "<eos>"]))
-    tokenizer = PreTrainedTokenizerFast(tokenizer_object=tok, unk_token="<unk>", pad_token="<pad>",
-                                        bos_token="<bos>", eos_token="<eos>")
-    config = Gemma2Config(vocab_size=128, hidden_size=HIDDEN, intermediate_size=INTERMEDIATE,
-                          num_hidden_layers=LAYERS, num_attention_heads=HEADS, num_key_value_heads=KV_HEADS,
-                          head_dim=HEAD_DIM, max_position_embeddings=256, sliding_window=64,
-                          attn_implementation="eager", torch_dtype="float16")
+    tokenizer = PreTrainedTokenizerFast(
+        tokenizer_object=tok, unk_token="<unk>", pad_token="<pad>", bos_token="<bos>", eos_token="<eos>"
+    )
+    config = Gemma2Config(
+        vocab_size=128,
+        hidden_size=HIDDEN,
+        intermediate_size=INTERMEDIATE,
+        num_hidden_layers=LAYERS,
+        num_attention_heads=HEADS,
+        num_key_value_heads=KV_HEADS,
+        head_dim=HEAD_DIM,
+        max_position_embeddings=256,
+        sliding_window=64,
+        attn_implementation="eager",
+        torch_dtype="float16",
+    )
     torch.manual_seed(0)
     Gemma2ForCausalLM(config).to(torch.float16).save_pretrained(folder, safe_serialization=True)
     tokenizer.save_pretrained(folder)
@@ -95,9 +113,14 @@ def test_record_names_source_calibration_and_every_file_it_published(quantized):
 def test_config_declares_4bit_awq_gemm(quantized):
     config = json.loads((quantized["dest"] / "config.json").read_text())
     assert config["model_type"] == "gemma2"
-    assert config["quantization_config"] == {"quant_method": "awq", "bits": 4, "group_size": GROUP,
-                                             "zero_point": True, "version": "gemm",
-                                             "modules_to_not_convert": None}
+    assert config["quantization_config"] == {
+        "quant_method": "awq",
+        "bits": 4,
+        "group_size": GROUP,
+        "zero_point": True,
+        "version": "gemm",
+        "modules_to_not_convert": None,
+    }
 
 
 def test_every_linear_is_packed_eight_4bit_weights_per_int32(quantized):

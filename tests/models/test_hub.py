@@ -14,8 +14,14 @@ from pathlib import Path
 
 import pytest
 
-from thinkbias.models.hub import (HubClient, WeightsError, download_snapshot, is_pinned, read_sha256_record,
-                                  resolve_revision)
+from thinkbias.models.hub import (
+    HubClient,
+    WeightsError,
+    download_snapshot,
+    is_pinned,
+    read_sha256_record,
+    resolve_revision,
+)
 
 COMMIT = "0123456789abcdef0123456789abcdef01234567"
 OTHER = "fedcba9876543210fedcba9876543210fedcba98"
@@ -33,8 +39,9 @@ class FolderHub(HubClient):
         return next((c.name for c in self.root.iterdir() if c.name.startswith(revision)), "")
 
     def lfs_sha256(self, repo, commit, token):
-        return {p.name: sha(p.read_bytes()) for p in (self.root / commit).iterdir()
-                if p.suffix in (".safetensors", ".gguf")}
+        return {
+            p.name: sha(p.read_bytes()) for p in (self.root / commit).iterdir() if p.suffix in (".safetensors", ".gguf")
+        }
 
     def fetch(self, repo, commit, patterns, folder, token):
         self.fetched.append(commit)
@@ -56,8 +63,12 @@ def snapshot(root: Path, commit: str, files: dict[str, bytes]) -> None:
 def shards(n: int) -> dict[str, bytes]:
     names = [f"model-{i:05d}-of-{n:05d}.safetensors" for i in range(1, n + 1)]
     index = {"weight_map": {f"layer{i}": name for i, name in enumerate(names)}}
-    return {**{name: name.encode() * 3 for name in names}, "model.safetensors.index.json": json.dumps(index).encode(),
-            "config.json": b"{}", "README.md": b"not fetched"}
+    return {
+        **{name: name.encode() * 3 for name in names},
+        "model.safetensors.index.json": json.dumps(index).encode(),
+        "config.json": b"{}",
+        "README.md": b"not fetched",
+    }
 
 
 @pytest.fixture
@@ -68,8 +79,10 @@ def hub(tmp_path: Path) -> FolderHub:
 
 
 def registry_files(n: int, **pins: str) -> list[dict]:
-    return [{"name": f"model-{i:05d}-of-{n:05d}.safetensors", **({"sha256": pins[str(i)]} if str(i) in pins else {})}
-            for i in range(1, n + 1)]
+    return [
+        {"name": f"model-{i:05d}-of-{n:05d}.safetensors", **({"sha256": pins[str(i)]} if str(i) in pins else {})}
+        for i in range(1, n + 1)
+    ]
 
 
 def test_pins_are_commit_hashes():
@@ -81,6 +94,7 @@ def test_full_hash_is_used_without_asking_the_hub(tmp_path: Path):
     class NoLookup(FolderHub):
         def commit(self, *a):
             raise AssertionError("a full hash needs no lookup")
+
     assert resolve_revision("r", COMMIT, None, NoLookup(tmp_path)) == COMMIT
 
 
@@ -90,21 +104,29 @@ def test_short_pin_downloads_the_full_commit_and_records_it(hub: FolderHub, tmp_
     assert hub.fetched == [COMMIT]
     assert (dest / "REVISION").read_text().strip() == COMMIT
     assert sorted(p.name for p in dest.iterdir() if not p.name.startswith(".")) == [
-        "REVISION", "SHA256SUMS", "config.json", "model-00001-of-00002.safetensors",
-        "model-00002-of-00002.safetensors", "model.safetensors.index.json"]
+        "REVISION",
+        "SHA256SUMS",
+        "config.json",
+        "model-00001-of-00002.safetensors",
+        "model-00002-of-00002.safetensors",
+        "model.safetensors.index.json",
+    ]
     assert verified["model-00001-of-00002.safetensors"] == sha(b"model-00001-of-00002.safetensors" * 3)
     # the verified hashes, for the check before each load (tests/llm/test_weights.py)
     assert read_sha256_record(dest) == verified and (dest / "SHA256SUMS").read_text() == "".join(
-        f"{verified[n]}  {n}\n" for n in sorted(verified))
+        f"{verified[n]}  {n}\n" for n in sorted(verified)
+    )
     # and remembered by stat: one hidden sidecar per weight file, nothing else hidden is left
     assert sorted(p.name for p in dest.iterdir() if p.name.startswith(".")) == [
-        f".{n}.verified" for n in sorted(verified)]
+        f".{n}.verified" for n in sorted(verified)
+    ]
 
 
 def test_short_pin_that_resolves_elsewhere_fails(hub: FolderHub):
     class Moved(FolderHub):
         def commit(self, repo, revision, token):
             return OTHER
+
     with pytest.raises(WeightsError, match="pinned commit '0123456' resolved to fedcba"):
         resolve_revision("org/m", COMMIT[:7], None, Moved(hub.root))
 
@@ -122,6 +144,7 @@ def test_corrupt_download_is_caught_against_hub_metadata(hub: FolderHub, tmp_pat
         def fetch(self, repo, commit, patterns, folder, token):
             super().fetch(repo, commit, patterns, folder, token)
             (folder / "model-00001-of-00002.safetensors").write_bytes(b"truncated")
+
     with pytest.raises(WeightsError, match="model-00001-of-00002.safetensors has sha256"):
         download_snapshot("org/m", COMMIT, registry_files(2), tmp_path / "m", hub=Corrupting(hub.root))
 
@@ -168,8 +191,9 @@ def test_weights_download_reads_the_token_as_data_fetches_do(hub: FolderHub, tmp
 
     monkeypatch.setenv("HF_TOKEN", "  ")
     monkeypatch.setenv("HUGGING_FACE_HUB_TOKEN", " hf_second \n")
-    download_snapshot("google/gemma", COMMIT[:7], registry_files(2), tmp_path / "m", gated=True,
-                      hub=Recording(hub.root))
+    download_snapshot(
+        "google/gemma", COMMIT[:7], registry_files(2), tmp_path / "m", gated=True, hub=Recording(hub.root)
+    )
     assert seen == ["hf_second", "hf_second"]
     monkeypatch.setenv("HUGGING_FACE_HUB_TOKEN", " ")
     with pytest.raises(WeightsError, match="gated: accept its terms"):
@@ -180,7 +204,7 @@ def test_failed_fetch_names_the_repo_and_hints_at_the_gate(hub: FolderHub, tmp_p
     class Refusing(FolderHub):
         def fetch(self, *a):
             raise PermissionError("403 Forbidden")
+
     monkeypatch.setenv("HF_TOKEN", "hf_x")
     with pytest.raises(WeightsError, match=r"download of google/gemma@0123.*403 Forbidden \(gated repo"):
-        download_snapshot("google/gemma", COMMIT, registry_files(2), tmp_path / "m", gated=True,
-                          hub=Refusing(hub.root))
+        download_snapshot("google/gemma", COMMIT, registry_files(2), tmp_path / "m", gated=True, hub=Refusing(hub.root))

@@ -105,5 +105,7 @@ def committing_cases() -> list[tuple[str, str]]:
 
 def negative_cases() -> list[str]:
     """Every negative with every letter, and the article negatives."""
-    out = [t.format(X=x, Y=_successor(x, 1), Z=_successor(x, 2), W=_successor(x, 3)) for t in NEGATIVES for x in LETTERS]
+    out = [
+        t.format(X=x, Y=_successor(x, 1), Z=_successor(x, 2), W=_successor(x, 3)) for t in NEGATIVES for x in LETTERS
+    ]
     return out + list(ARTICLE_NEGATIVES)

@@ -12,9 +12,17 @@ CFG = {"benchmark": "mmlu", "model": "m", "mode": "reasoning"}
 
 
 def _probe(q, s, depth, probs):
-    return {**CFG, "question_id": q, "permutation": s, "depth": depth, "correct_position": "ABCD"[s],
-            "cut_tokens": int(depth * 10), "trace_tokens": 10, "outside_mass": 0.5,
-            **{f"p_{c}": p for c, p in zip("ABCD", probs)}}
+    return {
+        **CFG,
+        "question_id": q,
+        "permutation": s,
+        "depth": depth,
+        "correct_position": "ABCD"[s],
+        "cut_tokens": int(depth * 10),
+        "trace_tokens": 10,
+        "outside_mass": 0.5,
+        **{f"p_{c}": p for c, p in zip("ABCD", probs)},
+    }
 
 
 def _probes() -> pd.DataFrame:
@@ -31,8 +39,12 @@ def _probes() -> pd.DataFrame:
 
 
 def _questions() -> pd.DataFrame:
-    return pd.DataFrame([{**CFG, "question_id": "q1", "pbs": 0.5, "accuracy": 0.25, "length": 100.0},
-                         {**CFG, "question_id": "q2", "pbs": 0.0, "accuracy": 1.0, "length": 200.0}])
+    return pd.DataFrame(
+        [
+            {**CFG, "question_id": "q1", "pbs": 0.5, "accuracy": 0.25, "length": 100.0},
+            {**CFG, "question_id": "q2", "pbs": 0.0, "accuracy": 1.0, "length": 200.0},
+        ]
+    )
 
 
 def test_question_level_mass_by_absolute_position():
@@ -40,7 +52,7 @@ def test_question_level_mass_by_absolute_position():
     assert q.loc[("q1", 0.0), "preferred_mass"] == pytest.approx(0.25)
     assert q.loc[("q1", 0.0), "preferred_position"] == "A" and q.loc[("q1", 0.0), "probe_pbs"] == pytest.approx(0)
     assert q.loc[("q1", 1.0), "preferred_mass"] == pytest.approx(0.7)
-    assert q.loc[("q1", 1.0), "probe_pbs"] == pytest.approx(math.sqrt(0.45 ** 2 + 3 * 0.15 ** 2))
+    assert q.loc[("q1", 1.0), "probe_pbs"] == pytest.approx(math.sqrt(0.45**2 + 3 * 0.15**2))
     assert q.loc[("q1", 1.0), "correct_mass"] == pytest.approx((0.7 + 0.1 * 3) / 4)
     # content-driven certainty averages to uniform over the orderings: no position preference
     assert q.loc[("q2", 1.0), "preferred_mass"] == pytest.approx(0.25)
@@ -69,7 +81,9 @@ def test_trajectory_table_groups():
 
 
 def test_a_probed_question_missing_from_the_questions_table_stops():
-    with pytest.raises(ValueError, match=r"1 probed questions are not in the questions table \(first: mmlu/m/reasoning/q2\)"):
+    with pytest.raises(
+        ValueError, match=r"1 probed questions are not in the questions table \(first: mmlu/m/reasoning/q2\)"
+    ):
         depth_trajectory_table(_probes(), _questions().iloc[:1])
 
 

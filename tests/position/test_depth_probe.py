@@ -26,9 +26,17 @@ def _prompts() -> pd.DataFrame:
     rows = []
     for s in range(2):
         shown = [options[(j - s) % 4] for j in range(4)]
-        rows.append({"question_id": "mmlu:q1", "benchmark": "mmlu", "item_id": "q1", "permutation": s,
-                     "question": "What is the capital of France?", **dict(zip(OPTION_COLUMNS, shown)),
-                     "correct_position": "ABCD"[s]})
+        rows.append(
+            {
+                "question_id": "mmlu:q1",
+                "benchmark": "mmlu",
+                "item_id": "q1",
+                "permutation": s,
+                "question": "What is the capital of France?",
+                **dict(zip(OPTION_COLUMNS, shown)),
+                "correct_position": "ABCD"[s],
+            }
+        )
     return pd.DataFrame(rows)
 
 
@@ -121,8 +129,9 @@ def test_fused_probes_match_probe_calls_on_the_same_tokens(embedded_model, tmp_p
     with open_engine(spec, tmp_path / "cache", n_threads=2) as engine:
         pairs = generate_and_probe_depths(engine, reqs, mode, spec.think_close, DEPTHS)
         generated = engine.stats.generated_tokens
-        table = depth_probe_table(engine, generations_table(prompts, spec.id, mode, reqs, [g for g, _ in pairs]),
-                                  pairs, mode, DEPTHS)
+        table = depth_probe_table(
+            engine, generations_table(prompts, spec.id, mode, reqs, [g for g, _ in pairs]), pairs, mode, DEPTHS
+        )
     assert generated > 0 and len(table) == len(reqs) * len(DEPTHS)
     worst, compared = 0.0, 0
     with open_engine(spec, None, n_threads=2) as ref:
@@ -131,13 +140,13 @@ def test_fused_probes_match_probe_calls_on_the_same_tokens(embedded_model, tmp_p
             prompt = ref.tokenize_prompt(rendered)
             tokens, pieces, text, _ = ref.generate_tokens(prompt, req.sampling)
             assert text == gen.text  # greedy: the same generation
-            k0, k1 = thinking_token_span(text, pieces, spec.think_open, spec.think_close, ref._opened(rendered),
-                                         depth_trace(mode))
+            k0, k1 = thinking_token_span(
+                text, pieces, spec.think_open, spec.think_close, ref._opened(rendered), depth_trace(mode)
+            )
             stored, skip = _stored_trace(ref, req, gen, mode)
             assert skip == k0 and ref.tokenize_text(stored, special=False) == tokens[:k1]  # the same token ids
             cuts = fraction_cuts(DEPTHS, k1 - k0)  # the fused cuts: the same token counts as the table's
-            assert list(table[table["permutation"] == permutation]
-                        .sort_values("depth")["cut_tokens"]) == cuts
+            assert list(table[table["permutation"] == permutation].sort_values("depth")["cut_tokens"]) == cuts
             separate = ref.probe(req, stored, [skip + c for c in cuts], cue, LETTERS)
             for f, s in zip(fused, separate, strict=True):
                 worst = max(worst, max(abs(f.probs[c] - s.probs[c]) for c in "ABCD"))
@@ -153,7 +162,9 @@ def test_a_generation_from_elsewhere_stops_the_probe(embedded_model, tmp_path):
     spec, reqs, gens = _setup(embedded_model, "reasoning", tmp_path / "cache")
     gens.loc[1, "text"] = "something else"
     with open_engine(spec, tmp_path / "cache", n_threads=2) as engine:
-        with pytest.raises(ValueError, match=r"differs from the generations table for 1 of 2 records \(first: mmlu:q1/1\)"):
+        with pytest.raises(
+            ValueError, match=r"differs from the generations table for 1 of 2 records \(first: mmlu:q1/1\)"
+        ):
             probe_depths(engine, reqs, gens, "reasoning", spec.think_close, DEPTHS)
 
 

@@ -13,13 +13,15 @@ from tests.helpers import run_snakemake, tiny_config
 @pytest.mark.slow
 def test_depth_probe_targets_end_to_end(workflow_dir, embedded_model):
     depths = [0.0, 0.5, 1.0]
-    cfg = tiny_config(position={
-        "benchmarks": {"mmlu": {"path": "resources/raw/mmlu/mmlu.jsonl", "n_questions": 2}},
-        "runs": [{"model": "smollm2-135m", "mode": "cot"}, {"model": "smollm2-135m", "mode": "reasoning"}],
-        "max_tokens": {"direct": 4, "cot": 16, "reasoning": 16},
-        "wilcoxon_pairs": [{"reasoning": "smollm2-135m/reasoning", "reference": "smollm2-135m/cot"}],
-        "depth_probe": {"enabled": True, "depths": depths},
-    })
+    cfg = tiny_config(
+        position={
+            "benchmarks": {"mmlu": {"path": "resources/raw/mmlu/mmlu.jsonl", "n_questions": 2}},
+            "runs": [{"model": "smollm2-135m", "mode": "cot"}, {"model": "smollm2-135m", "mode": "reasoning"}],
+            "max_tokens": {"direct": 4, "cot": 16, "reasoning": 16},
+            "wilcoxon_pairs": [{"reasoning": "smollm2-135m/reasoning", "reference": "smollm2-135m/cot"}],
+            "depth_probe": {"enabled": True, "depths": depths},
+        }
+    )
     run_snakemake(workflow_dir, ["--cores", "2", "position_table5", "position_figure5"], config=cfg, timeout=1500)
     root, metrics_dir = workflow_dir / "results/position", workflow_dir / "results/job_metrics/position"
     assert (root / "figures/figure5_depth_probe.png").stat().st_size > 1000

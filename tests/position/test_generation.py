@@ -7,9 +7,22 @@ from thinkbias.position.generation import build_requests, full_trajectory, gener
 
 
 def _prompts():
-    return pd.DataFrame([{"question_id": "mmlu:q", "benchmark": "mmlu", "item_id": "q", "question": "2+2?",
-                          "permutation": 1, "option_a": "5", "option_b": "4", "option_c": "3", "option_d": "22",
-                          "correct_position": "B"}])
+    return pd.DataFrame(
+        [
+            {
+                "question_id": "mmlu:q",
+                "benchmark": "mmlu",
+                "item_id": "q",
+                "question": "2+2?",
+                "permutation": 1,
+                "option_a": "5",
+                "option_b": "4",
+                "option_c": "3",
+                "option_d": "22",
+                "correct_position": "B",
+            }
+        ]
+    )
 
 
 def test_modes_prefill_and_prompts():
@@ -28,8 +41,16 @@ def test_modes_prefill_and_prompts():
 def test_generations_table_joins_thinking_and_answer():
     p = _prompts()
     reqs = build_requests(p, "reasoning", "<think>\n", "", "", 8)
-    gens = [Generation(text="hm\n</think>\nThe answer is (B).", thinking="hm", answer="The answer is (B).",
-                       prompt_tokens=10, completion_tokens=5, finish_reason="stop")]
+    gens = [
+        Generation(
+            text="hm\n</think>\nThe answer is (B).",
+            thinking="hm",
+            answer="The answer is (B).",
+            prompt_tokens=10,
+            completion_tokens=5,
+            finish_reason="stop",
+        )
+    ]
     t = generations_table(p, "m", "reasoning", reqs, gens)
     assert t.loc[0, "full_text"] == "hm\n\nThe answer is (B)." and t.loc[0, "correct_position"] == "B"
     assert full_trajectory("", "x") == "x" and full_trajectory("a", "") == "a"

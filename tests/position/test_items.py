@@ -6,16 +6,29 @@ import pandas as pd
 import pytest
 
 from thinkbias.position.items import (
-    cyclic_permutations, four_option_items, n_orderings, option_orderings, permutations_table,
+    cyclic_permutations,
+    four_option_items,
+    n_orderings,
+    option_orderings,
+    permutations_table,
 )
 
 
 def _mcq():
-    return pd.DataFrame({
-        "benchmark": ["mmlu", "mmlu"], "item_id": ["q1", "q2"], "subject": ["s", "s"],
-        "question": ["What?", "Which?"], "option_a": ["w", "x"], "option_b": ["x", "y"],
-        "option_c": ["y", "z"], "option_d": ["z", None], "answer": ["B", "A"], "n_options": [4, 3],
-    })
+    return pd.DataFrame(
+        {
+            "benchmark": ["mmlu", "mmlu"],
+            "item_id": ["q1", "q2"],
+            "subject": ["s", "s"],
+            "question": ["What?", "Which?"],
+            "option_a": ["w", "x"],
+            "option_b": ["x", "y"],
+            "option_c": ["y", "z"],
+            "option_d": ["z", None],
+            "answer": ["B", "A"],
+            "n_options": [4, 3],
+        }
+    )
 
 
 def test_filter_keeps_four_options():
@@ -60,5 +73,8 @@ def test_all_orderings_prompts():
         assert shown == [{"A": "w", "B": "x", "C": "y", "D": "z"}[c] for c in row.ordering]
         assert shown["ABCD".index(row.correct_position)] == "x"
     assert perms["correct_position"].value_counts().to_dict() == {"A": 6, "B": 6, "C": 6, "D": 6}
-    assert permutations_table(four_option_items(_mcq()), "cyclic").drop(columns="ordering").equals(
-        cyclic_permutations(four_option_items(_mcq())).drop(columns="ordering"))
+    assert (
+        permutations_table(four_option_items(_mcq()), "cyclic")
+        .drop(columns="ordering")
+        .equals(cyclic_permutations(four_option_items(_mcq())).drop(columns="ordering"))
+    )

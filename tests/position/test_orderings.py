@@ -15,13 +15,22 @@ from thinkbias.report.plan import position_rows
 
 
 def _items(n=8):
-    return four_option_items(pd.DataFrame({
-        "benchmark": "mmlu", "item_id": [f"i{q}" for q in range(n)], "subject": "s",
-        "question": [f"Question {q}?" for q in range(n)],
-        "option_a": [f"a{q}" for q in range(n)], "option_b": [f"b{q}" for q in range(n)],
-        "option_c": [f"c{q}" for q in range(n)], "option_d": [f"d{q}" for q in range(n)],
-        "answer": ["ABCD"[q % 4] for q in range(n)], "n_options": 4,
-    }))
+    return four_option_items(
+        pd.DataFrame(
+            {
+                "benchmark": "mmlu",
+                "item_id": [f"i{q}" for q in range(n)],
+                "subject": "s",
+                "question": [f"Question {q}?" for q in range(n)],
+                "option_a": [f"a{q}" for q in range(n)],
+                "option_b": [f"b{q}" for q in range(n)],
+                "option_c": [f"c{q}" for q in range(n)],
+                "option_d": [f"d{q}" for q in range(n)],
+                "answer": ["ABCD"[q % 4] for q in range(n)],
+                "n_options": 4,
+            }
+        )
+    )
 
 
 def _generations(prompts: pd.DataFrame) -> pd.DataFrame:
@@ -36,8 +45,14 @@ def _generations(prompts: pd.DataFrame) -> pd.DataFrame:
             letter = "ABCD"[(j + 1) % 4]
         else:
             letter = p.correct_position
-        rows.append({**p._asdict(), "model": "m", "mode": "reasoning",
-                     "full_text": "Let me think. " * (q + 1) + f"The answer is ({letter})."})
+        rows.append(
+            {
+                **p._asdict(),
+                "model": "m",
+                "mode": "reasoning",
+                "full_text": "Let me think. " * (q + 1) + f"The answer is ({letter}).",
+            }
+        )
     return pd.DataFrame(rows)
 
 
@@ -90,8 +105,12 @@ def test_every_table_works_on_the_24_ordering_design(questions_and_records):
 
 
 def test_the_planner_counts_six_times_the_requests():
-    section = {"benchmarks": {"mmlu": {"path": "x", "n_questions": 10}}, "max_tokens": {"cot": 64},
-               "runs": [{"model": "a", "mode": "cot"}], "truncation": {"runs": []}}
+    section = {
+        "benchmarks": {"mmlu": {"path": "x", "n_questions": 10}},
+        "max_tokens": {"cot": 64},
+        "runs": [{"model": "a", "mode": "cot"}],
+        "truncation": {"runs": []},
+    }
     assert n_prompts(section, "mmlu", "a", "cot") == 40
     assert n_prompts({**section, "orderings": "all"}, "mmlu", "a", "cot") == 240
     assert shard_count(n_prompts({**section, "orderings": "all"}, "mmlu", "a", "cot"), 16) == 15

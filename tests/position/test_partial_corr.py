@@ -48,7 +48,8 @@ def test_spearman_is_pearson_on_ranks():
 
 def test_nan_rows_dropped_and_constant_covariate():
     x, y, z = _data()
-    x2 = x.copy(); x2[0] = np.nan
+    x2 = x.copy()
+    x2[0] = np.nan
     assert partial_correlation(x2, y, z).n == 59
     const = partial_correlation(x, y, np.ones_like(x))
     assert const.r == pytest.approx(stats.pearsonr(x, y).statistic)

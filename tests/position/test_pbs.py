@@ -7,7 +7,11 @@ import numpy as np
 import pytest
 
 from thinkbias.position.pbs import (
-    distance_from_uniform, max_pbs, pbs_from_counts, position_bias_score, position_distribution,
+    distance_from_uniform,
+    max_pbs,
+    pbs_from_counts,
+    position_bias_score,
+    position_distribution,
 )
 
 

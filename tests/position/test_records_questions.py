@@ -13,12 +13,24 @@ def _gens():
     rows = []
     # q1: always position A (PBS sqrt(.75)); correct answer cycles B, C, D, A -> accuracy 1/4
     for s in range(4):
-        rows.append({"question_id": "q1", "permutation": s, "correct_position": "BCDA"[s],
-                     "full_text": "Option B? no. The answer is (A)."})
+        rows.append(
+            {
+                "question_id": "q1",
+                "permutation": s,
+                "correct_position": "BCDA"[s],
+                "full_text": "Option B? no. The answer is (A).",
+            }
+        )
     # q2: content-consistent (always correct), one unparseable record
     for s in range(3):
-        rows.append({"question_id": "q2", "permutation": s, "correct_position": "CDAB"[s],
-                     "full_text": f"The answer is ({'CDAB'[s]})"})
+        rows.append(
+            {
+                "question_id": "q2",
+                "permutation": s,
+                "correct_position": "CDAB"[s],
+                "full_text": f"The answer is ({'CDAB'[s]})",
+            }
+        )
     rows.append({"question_id": "q2", "permutation": 3, "correct_position": "B", "full_text": "no idea at all"})
     df = pd.DataFrame(rows)
     df["benchmark"], df["model"], df["mode"] = "mmlu", "m", "cot"

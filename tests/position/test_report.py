@@ -13,16 +13,47 @@ PAPER = yaml.safe_load((Path(__file__).resolve().parents[2] / "resources/paper/p
 
 
 def _tables():
-    t2 = pd.DataFrame({"benchmark": ["mmlu", "mmlu"], "model": ["deepseek-r1-api", "x"], "mode": ["reasoning", "direct"],
-                       "pbs": [0.03, 0.5], "accuracy": [0.9, 0.3], "ccp": [0.7, 0.0], "extraction_rate": [0.99, 0.9],
-                       "extraction_rate_with_fallback": [1.0, 0.97],
-                       "n_records": [800, 40], "length": [3000.0, 10.0]})
-    t1 = pd.DataFrame({"benchmark": "mmlu", "model": ["deepseek-r1-api", "x"], "mode": ["reasoning", "direct"],
-                       "partial_rho": [0.2, 0.01], "p_value": [0.01, 0.9]})
-    t3 = pd.DataFrame({"benchmark": "mmlu", "model": "deepseek-r1-api", "mode": "reasoning", "k": [3, 5],
-                       "endpoint_gradient": [0.1, -0.05]})
-    q = pd.DataFrame({"benchmark": "mmlu", "model": "deepseek-r1-api", "mode": "reasoning", "bin": [1, 2, 3, 4],
-                      "pbs": [0.0, 0.01, 0.02, 0.08]})
+    t2 = pd.DataFrame(
+        {
+            "benchmark": ["mmlu", "mmlu"],
+            "model": ["deepseek-r1-api", "x"],
+            "mode": ["reasoning", "direct"],
+            "pbs": [0.03, 0.5],
+            "accuracy": [0.9, 0.3],
+            "ccp": [0.7, 0.0],
+            "extraction_rate": [0.99, 0.9],
+            "extraction_rate_with_fallback": [1.0, 0.97],
+            "n_records": [800, 40],
+            "length": [3000.0, 10.0],
+        }
+    )
+    t1 = pd.DataFrame(
+        {
+            "benchmark": "mmlu",
+            "model": ["deepseek-r1-api", "x"],
+            "mode": ["reasoning", "direct"],
+            "partial_rho": [0.2, 0.01],
+            "p_value": [0.01, 0.9],
+        }
+    )
+    t3 = pd.DataFrame(
+        {
+            "benchmark": "mmlu",
+            "model": "deepseek-r1-api",
+            "mode": "reasoning",
+            "k": [3, 5],
+            "endpoint_gradient": [0.1, -0.05],
+        }
+    )
+    q = pd.DataFrame(
+        {
+            "benchmark": "mmlu",
+            "model": "deepseek-r1-api",
+            "mode": "reasoning",
+            "bin": [1, 2, 3, 4],
+            "pbs": [0.0, 0.01, 0.02, 0.08],
+        }
+    )
     return {"table1": t1, "table2": t2, "table3": t3, "quartiles": q}
 
 
@@ -63,18 +94,36 @@ def _paper_like_tables():
     significant (§5.2); the published MMLU quartiles of R1-Qwen-7B, R1-Llama-8B and the API anchor
     (0.000 / 0.000 / 0.007 / 0.071, not strictly increasing), increasing quartiles elsewhere (§5.1)."""
     models = PAPER["models"]
-    configs = [(b, m, mode) for m, mode in (("R1-Qwen-7B", "reasoning"), ("R1-Llama-8B", "reasoning"),
-                                           ("Qwen-Instruct", "cot"), ("Llama-Instruct", "cot"))
-               for b in ("mmlu", "arc", "gpqa")] + [("mmlu", "DeepSeek-R1", "reasoning")]
+    configs = [
+        (b, m, mode)
+        for m, mode in (
+            ("R1-Qwen-7B", "reasoning"),
+            ("R1-Llama-8B", "reasoning"),
+            ("Qwen-Instruct", "cot"),
+            ("Llama-Instruct", "cot"),
+        )
+        for b in ("mmlu", "arc", "gpqa")
+    ] + [("mmlu", "DeepSeek-R1", "reasoning")]
     rhos = [0.11, 0.41, 0.25, 0.30, 0.18, 0.22, 0.15, 0.20, 0.09, 0.14, 0.12, 0.35, 0.19]
     ps = [0.01, 1e-9, 1e-5, 1e-6, 1e-3, 1e-4, 0.02, 1e-3, 0.21, 0.03, 0.04, 1e-7, 0.01]
-    t1 = pd.DataFrame([{"benchmark": b, "model": models[m], "mode": mode, "partial_rho": r, "p_value": p}
-                       for (b, m, mode), r, p in zip(configs, rhos, ps)])
-    published = {("mmlu", "R1-Qwen-7B"): [0.107, 0.151, 0.213, 0.385], ("mmlu", "R1-Llama-8B"): [0.091, 0.187, 0.235, 0.358],
-                 ("mmlu", "DeepSeek-R1"): [0.000, 0.000, 0.007, 0.071]}
-    q = pd.DataFrame([{"benchmark": b, "model": models[m], "mode": mode, "bin": i + 1, "pbs": v}
-                      for b, m, mode in configs
-                      for i, v in enumerate(published.get((b, m), [0.10, 0.15, 0.20, 0.30]))])
+    t1 = pd.DataFrame(
+        [
+            {"benchmark": b, "model": models[m], "mode": mode, "partial_rho": r, "p_value": p}
+            for (b, m, mode), r, p in zip(configs, rhos, ps)
+        ]
+    )
+    published = {
+        ("mmlu", "R1-Qwen-7B"): [0.107, 0.151, 0.213, 0.385],
+        ("mmlu", "R1-Llama-8B"): [0.091, 0.187, 0.235, 0.358],
+        ("mmlu", "DeepSeek-R1"): [0.000, 0.000, 0.007, 0.071],
+    }
+    q = pd.DataFrame(
+        [
+            {"benchmark": b, "model": models[m], "mode": mode, "bin": i + 1, "pbs": v}
+            for b, m, mode in configs
+            for i, v in enumerate(published.get((b, m), [0.10, 0.15, 0.20, 0.30]))
+        ]
+    )
     return {"table1": t1, "quartiles": q}
 
 
@@ -110,13 +159,19 @@ def test_p_value_claims_compare_exact_log10_p_and_can_fail():
     from thinkbias.position.truncation import before_after_test
 
     def truncation(outcomes: pd.DataFrame) -> dict:
-        row = {"benchmark": "mmlu", "model": PAPER["models"]["R1-Qwen-7B"], "mode": "reasoning", **before_after_test(outcomes)}
+        row = {
+            "benchmark": "mmlu",
+            "model": PAPER["models"]["R1-Qwen-7B"],
+            "mode": "reasoning",
+            **before_after_test(outcomes),
+        }
         return {"truncation_test": pd.DataFrame([row])}
 
     entry = next(e for e in PAPER["values"] if e["id"] == "trunc_p_r1qwen")
     perfect = pd.DataFrame({"side": ["before"] * 1200 + ["after"] * 1200, "changed": [1.0] * 1200 + [0.0] * 1200})
-    weak = pd.DataFrame({"side": ["before"] * 100 + ["after"] * 100,
-                         "changed": [1.0] * 30 + [0.0] * 70 + [1.0] * 10 + [0.0] * 90})  # p = 4e-4
+    weak = pd.DataFrame(
+        {"side": ["before"] * 100 + ["after"] * 100, "changed": [1.0] * 30 + [0.0] * 70 + [1.0] * 10 + [0.0] * 90}
+    )  # p = 4e-4
     strong = truncation(perfect)
     assert strong["truncation_test"]["p_value"].iloc[0] == 0.0
     got = reproduced_value(entry, strong, PAPER["models"])

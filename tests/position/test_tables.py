@@ -9,7 +9,11 @@ import pytest
 from scipy import stats
 
 from thinkbias.position.tables import (
-    length_predictor, partial_correlation_table, quartile_table, robustness_table, significance_stars,
+    length_predictor,
+    partial_correlation_table,
+    quartile_table,
+    robustness_table,
+    significance_stars,
     wilcoxon_table,
 )
 from thinkbias.position.pbs import position_bias_score
@@ -23,8 +27,17 @@ def _questions(n=40, seed=0):
     length = rng.uniform(100, 5000, n)
     acc = rng.choice([0, 0.25, 0.5, 0.75, 1.0], n)
     pbs = 0.1 * np.log10(length) - 0.1 * acc + rng.normal(0, 0.02, n)
-    q = pd.DataFrame({"benchmark": "mmlu", "model": "m", "mode": "reasoning", "question_id": [f"q{i}" for i in range(n)],
-                      "length": length, "accuracy": acc, "pbs": pbs})
+    q = pd.DataFrame(
+        {
+            "benchmark": "mmlu",
+            "model": "m",
+            "mode": "reasoning",
+            "question_id": [f"q{i}" for i in range(n)],
+            "length": length,
+            "accuracy": acc,
+            "pbs": pbs,
+        }
+    )
     return q
 
 
@@ -53,9 +66,17 @@ def test_length_predictor():
 
 
 def test_quartiles_and_robustness():
-    q = pd.DataFrame({"benchmark": "b", "model": "m", "mode": "cot", "question_id": list("abcdefgh"),
-                      "length": [1, 2, 3, 4, 5, 6, 7, 8], "pbs": [0.0, 0.2, 0.1, 0.3, 0.4, 0.2, 0.8, 0.6],
-                      "accuracy": 0.5})
+    q = pd.DataFrame(
+        {
+            "benchmark": "b",
+            "model": "m",
+            "mode": "cot",
+            "question_id": list("abcdefgh"),
+            "length": [1, 2, 3, 4, 5, 6, 7, 8],
+            "pbs": [0.0, 0.2, 0.1, 0.3, 0.4, 0.2, 0.8, 0.6],
+            "accuracy": 0.5,
+        }
+    )
     quart = quartile_table(q)
     assert quart["pbs"].tolist() == pytest.approx([0.1, 0.2, 0.3, 0.7])
     rob = robustness_table(q, (2, 4, 8)).set_index("k")
@@ -68,9 +89,14 @@ def test_wilcoxon_one_sided_exact():
     base = _questions(5)
     other = base.assign(mode="direct", pbs=base["pbs"] - [0.1, 0.2, 0.3, 0.4, 0.5])
     q = pd.concat([base, other])
-    t = wilcoxon_table(q, [{"reasoning": "m/reasoning", "reference": "m/direct"},
-                           {"reasoning": "m/direct", "reference": "m/reasoning"},
-                           {"reasoning": "m/reasoning", "reference": "x/cot"}])
+    t = wilcoxon_table(
+        q,
+        [
+            {"reasoning": "m/reasoning", "reference": "m/direct"},
+            {"reasoning": "m/direct", "reference": "m/reasoning"},
+            {"reasoning": "m/reasoning", "reference": "x/cot"},
+        ],
+    )
     assert len(t) == 2  # the pair with a missing configuration is skipped
     # all 5 differences positive: exact one-sided p = 1 / 2^5
     assert t.iloc[0]["p_greater"] == pytest.approx(1 / 32) and t.iloc[0]["gap"] == pytest.approx(0.3)
@@ -87,8 +113,17 @@ def _answer_records(answers_by_config: dict[str, list[list[str | None]]]) -> pd.
     for mode, questions in answers_by_config.items():
         for q, answers in enumerate(questions):
             for s, a in enumerate(answers):
-                rows.append({"benchmark": "mmlu", "model": "m", "mode": mode, "question_id": f"q{q}", "permutation": s,
-                             "correct_position": "A", "full_text": f"The answer is ({a})." if a else "no idea"})
+                rows.append(
+                    {
+                        "benchmark": "mmlu",
+                        "model": "m",
+                        "mode": mode,
+                        "question_id": f"q{q}",
+                        "permutation": s,
+                        "correct_position": "A",
+                        "full_text": f"The answer is ({a})." if a else "no idea",
+                    }
+                )
     return extract_records(pd.DataFrame(rows))
 
 
@@ -133,8 +168,17 @@ def test_wilcoxon_counts_tied_one_one_one_splits_as_ties():
 
 def test_equal_bin_means_are_not_an_increase():
     # 0.3 + 0.2 + 0.1 and 0.1 + 0.2 + 0.3 differ as floats; equal means are a violation, not a rise
-    q = pd.DataFrame({"benchmark": "b", "model": "m", "mode": "cot", "question_id": list("abcdef"),
-                      "length": [1, 2, 3, 4, 5, 6], "pbs": [0.3, 0.2, 0.1, 0.1, 0.2, 0.3], "accuracy": 0.5})
+    q = pd.DataFrame(
+        {
+            "benchmark": "b",
+            "model": "m",
+            "mode": "cot",
+            "question_id": list("abcdef"),
+            "length": [1, 2, 3, 4, 5, 6],
+            "pbs": [0.3, 0.2, 0.1, 0.1, 0.2, 0.3],
+            "accuracy": 0.5,
+        }
+    )
     means = quartile_table(q, 2)["pbs"].tolist()
     assert (0.1 + 0.2 + 0.3) != (0.3 + 0.2 + 0.1)
     assert not robustness_table(q, (2,)).iloc[0]["monotonic"] and means[0] == pytest.approx(means[1])
@@ -157,5 +201,7 @@ def test_wilcoxon_log10_p_is_exact_where_p_underflows():
     z = mpmath.mpf(n * (n + 1)) / 4 / mpmath.sqrt(mpmath.mpf(n * (n + 1) * (2 * n + 1)) / 24)
     assert row["p_greater"] == 0.0
     assert row["log10_p_greater"] == pytest.approx(float(mpmath.log10(mpmath.ncdf(-z))), abs=1e-6)
-    small = wilcoxon_table(pd.concat([base.iloc[:5], other.iloc[:5]]), [{"reasoning": "m/reasoning", "reference": "m/direct"}])
+    small = wilcoxon_table(
+        pd.concat([base.iloc[:5], other.iloc[:5]]), [{"reasoning": "m/reasoning", "reference": "m/direct"}]
+    )
     assert small.iloc[0]["log10_p_greater"] == pytest.approx(math.log10(1 / 32))

@@ -17,10 +17,12 @@ def _table(texts, answers=None):
 
 
 def test_split_like_the_workflow_trajectory():
-    texts = [f"<think>\n{THINKING}\n</think>\n\n{RESPONSE}",  # both tags
-             f"{THINKING}\n</think>\n\n{RESPONSE}",           # the prompt opened the block
-             f"<think>\n{THINKING}",                         # cut off inside the trace
-             RESPONSE]                                        # no tags: all response
+    texts = [
+        f"<think>\n{THINKING}\n</think>\n\n{RESPONSE}",  # both tags
+        f"{THINKING}\n</think>\n\n{RESPONSE}",  # the prompt opened the block
+        f"<think>\n{THINKING}",  # cut off inside the trace
+        RESPONSE,
+    ]  # no tags: all response
     out = split_think_tags(_table(texts))
     joined = f"{THINKING}\n\n{RESPONSE}"
     assert out["full_text"].tolist() == [joined, joined, THINKING, RESPONSE]

@@ -18,7 +18,7 @@ PATTERN_CASES = [
     ("My answer is C", "C", "answer_choice_select"),
     ("choice: D", "D", "answer_choice_select"),
     ("I would select (A)", "A", "answer_choice_select"),
-    ("answer\uFF1AB", "B", "answer_choice_select"),
+    ("answer\uff1aB", "B", "answer_choice_select"),
     ("maybe (C) fits", "C", "parenthesised"),
     ("C. is about cells", "C", "letter_period"),
     ("D seems correct here", "D", "is_correct"),
@@ -38,7 +38,9 @@ def test_each_pattern(text, letter, pattern):
     mentions = extract_trajectory(text)
     assert [m.letter for m in mentions] == [letter]
     assert mentions[0].pattern == pattern
-    assert mentions[0].char_pos == text.index(letter, text.find(letter) if pattern != "i_think" else text.rindex(letter))
+    assert mentions[0].char_pos == text.index(
+        letter, text.find(letter) if pattern != "i_think" else text.rindex(letter)
+    )
 
 
 def test_no_match_cases():
@@ -84,8 +86,13 @@ def test_ccp_eq2_reading_hand_worked():
 
 
 def test_records_take_the_ccp_definition():
-    gens = pd.DataFrame({"full_text": ["Option B looks fine. The answer is (B).", "I think C. The answer is (D)"],
-                         "question_id": ["q", "q"], "permutation": [0, 1]})
+    gens = pd.DataFrame(
+        {
+            "full_text": ["Option B looks fine. The answer is (B).", "I think C. The answer is (D)"],
+            "question_id": ["q", "q"],
+            "permutation": [0, 1],
+        }
+    )
     a3 = extract_records(gens)["ccp"].tolist()
     eq2 = extract_records(gens, ccp_definition="eq2")["ccp"].tolist()
     first_b = gens["full_text"][0].index("B") / len(gens["full_text"][0])

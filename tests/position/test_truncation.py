@@ -8,17 +8,30 @@ import pytest
 from scipy import stats
 
 from thinkbias.position.truncation import (
-    assistant_prefix, before_after_test, bucket_rates, continuation_outcomes, continuation_seed, plan_cuts,
-    position_bucket, preferred_position, select_trajectories,
+    assistant_prefix,
+    before_after_test,
+    bucket_rates,
+    continuation_outcomes,
+    continuation_seed,
+    plan_cuts,
+    position_bucket,
+    preferred_position,
+    select_trajectories,
 )
 
 
 def _records():
-    return pd.DataFrame({
-        "question_id": ["q1", "q1", "q2", "q3"], "question_order": [0, 0, 1, 2], "permutation": [0, 1, 0, 0],
-        "ccp": [np.nan, 0.5, 0.1, np.nan], "extracted": [True, True, True, True],
-        "final_answer": ["A", "B", "C", "D"], "full_text": ["x" * 100, "y" * 200, "z" * 50, "w"],
-    })
+    return pd.DataFrame(
+        {
+            "question_id": ["q1", "q1", "q2", "q3"],
+            "question_order": [0, 0, 1, 2],
+            "permutation": [0, 1, 0, 0],
+            "ccp": [np.nan, 0.5, 0.1, np.nan],
+            "extracted": [True, True, True, True],
+            "final_answer": ["A", "B", "C", "D"],
+            "full_text": ["x" * 100, "y" * 200, "z" * 50, "w"],
+        }
+    )
 
 
 def test_select_and_plan():
@@ -51,13 +64,24 @@ def test_seeds_are_stable_and_distinct():
 
 
 def test_outcomes_buckets_and_chi_square():
-    cuts = pd.DataFrame({
-        "benchmark": "mmlu", "model": "m", "mode": "reasoning",
-        "cut": [0.1, 0.2, 0.4, 0.95, 0.95, 0.6],
-        "side": ["before", "before", "before", "after", "after", "after"],
-        "original_answer": ["B"] * 6,
-    })
-    texts = ["The answer is (A)", "The answer is (B)", "The answer is (C)", "The answer is (A)", "???", "The answer is (B)"]
+    cuts = pd.DataFrame(
+        {
+            "benchmark": "mmlu",
+            "model": "m",
+            "mode": "reasoning",
+            "cut": [0.1, 0.2, 0.4, 0.95, 0.95, 0.6],
+            "side": ["before", "before", "before", "after", "after", "after"],
+            "original_answer": ["B"] * 6,
+        }
+    )
+    texts = [
+        "The answer is (A)",
+        "The answer is (B)",
+        "The answer is (C)",
+        "The answer is (A)",
+        "???",
+        "The answer is (B)",
+    ]
     out = continuation_outcomes(cuts, texts, preferred="A")
     assert out["changed"].tolist()[:4] == [1.0, 0.0, 1.0, 1.0] and math.isnan(out["changed"][4])
     assert out["toward_preferred"].tolist()[0] == 1.0 and out["toward_preferred"].tolist()[2] == 0.0
@@ -74,8 +98,9 @@ def test_outcomes_buckets_and_chi_square():
 
 def test_chi_square_hand_worked():
     # before: 30 of 100 changed, after: 10 of 100 -> chi2 = 200*(30*90-70*10)^2/(100*100*40*160) = 12.5
-    o = pd.DataFrame({"side": ["before"] * 100 + ["after"] * 100,
-                      "changed": [1.0] * 30 + [0.0] * 70 + [1.0] * 10 + [0.0] * 90})
+    o = pd.DataFrame(
+        {"side": ["before"] * 100 + ["after"] * 100, "changed": [1.0] * 30 + [0.0] * 70 + [1.0] * 10 + [0.0] * 90}
+    )
     assert before_after_test(o)["chi2"] == pytest.approx(12.5)
 
 
@@ -97,6 +122,9 @@ def test_chi_square_log10_p_where_p_underflows():
     mpmath.mp.dps = 50
     assert test["chi2"] == pytest.approx(2400) and test["p_value"] == 0.0
     assert test["log10_p_value"] == pytest.approx(float(mpmath.log10(mpmath.erfc(mpmath.sqrt(1200)))), abs=1e-6)
-    hand = before_after_test(pd.DataFrame({"side": ["before"] * 100 + ["after"] * 100,
-                                           "changed": [1.0] * 30 + [0.0] * 70 + [1.0] * 10 + [0.0] * 90}))
+    hand = before_after_test(
+        pd.DataFrame(
+            {"side": ["before"] * 100 + ["after"] * 100, "changed": [1.0] * 30 + [0.0] * 70 + [1.0] * 10 + [0.0] * 90}
+        )
+    )
     assert hand["log10_p_value"] == pytest.approx(math.log10(hand["p_value"]), abs=1e-12)

@@ -20,11 +20,28 @@ def _byo_generations() -> pd.DataFrame:
         k = q % 4  # original correct position
         for s in range(4):
             correct = "ABCD"[(k + s) % 4]
-            rows.append({"question_id": f"q{q}", "permutation": s, "model": "m", "mode": "direct",
-                         "full_text": "The answer is (A).", "correct_position": correct, "benchmark": "mmlu"})
-            rows.append({"question_id": f"q{q}", "permutation": s, "model": "m", "mode": "reasoning",
-                         "full_text": "Let me think. " * (q + 1) + f"The answer is ({correct}).",
-                         "correct_position": correct, "benchmark": "mmlu"})
+            rows.append(
+                {
+                    "question_id": f"q{q}",
+                    "permutation": s,
+                    "model": "m",
+                    "mode": "direct",
+                    "full_text": "The answer is (A).",
+                    "correct_position": correct,
+                    "benchmark": "mmlu",
+                }
+            )
+            rows.append(
+                {
+                    "question_id": f"q{q}",
+                    "permutation": s,
+                    "model": "m",
+                    "mode": "reasoning",
+                    "full_text": "Let me think. " * (q + 1) + f"The answer is ({correct}).",
+                    "correct_position": correct,
+                    "benchmark": "mmlu",
+                }
+            )
     return pd.DataFrame(rows)
 
 
@@ -40,8 +57,12 @@ def _check_products(root):
 def test_bring_your_own_outputs(workflow_dir):
     path = workflow_dir / "external.csv"
     _byo_generations().to_csv(path, index=False)
-    cfg = tiny_config(position={"byo_generations": str(path),
-                                "wilcoxon_pairs": [{"reasoning": "m/reasoning", "reference": "m/direct"}]})
+    cfg = tiny_config(
+        position={
+            "byo_generations": str(path),
+            "wilcoxon_pairs": [{"reasoning": "m/reasoning", "reference": "m/direct"}],
+        }
+    )
     run_snakemake(workflow_dir, ["--cores", "1", "position"], config=cfg, timeout=600)
     root = workflow_dir / "results/position"
     _check_products(root)
@@ -61,11 +82,13 @@ def test_bring_your_own_outputs(workflow_dir):
 
 @pytest.mark.slow
 def test_embedded_model_end_to_end(workflow_dir, embedded_model):
-    cfg = tiny_config(position={
-        "benchmarks": {"mmlu": {"path": "resources/raw/mmlu/mmlu.jsonl", "n_questions": 3}},
-        "max_tokens": {"direct": 4, "cot": 24, "reasoning": 24},
-        "truncation": {"n_questions": 1, "n_continuations": 2, "max_tokens": 12},
-    })
+    cfg = tiny_config(
+        position={
+            "benchmarks": {"mmlu": {"path": "resources/raw/mmlu/mmlu.jsonl", "n_questions": 3}},
+            "max_tokens": {"direct": 4, "cot": 24, "reasoning": 24},
+            "truncation": {"n_questions": 1, "n_continuations": 2, "max_tokens": 12},
+        }
+    )
     run_snakemake(workflow_dir, ["--cores", "2", "position"], config=cfg, timeout=1500)
     root = workflow_dir / "results/position"
     _check_products(root)
@@ -83,8 +106,12 @@ def test_embedded_model_end_to_end(workflow_dir, embedded_model):
 
 def _planned_jobs(workflow_dir, orderings: str) -> dict[str, int]:
     """Job counts of a dry run of the position study (3 questions, the embedded model)."""
-    cfg = tiny_config(position={"benchmarks": {"mmlu": {"path": "resources/raw/mmlu/mmlu.jsonl", "n_questions": 3}},
-                                "orderings": orderings})
+    cfg = tiny_config(
+        position={
+            "benchmarks": {"mmlu": {"path": "resources/raw/mmlu/mmlu.jsonl", "n_questions": 3}},
+            "orderings": orderings,
+        }
+    )
     out = run_snakemake(workflow_dir, ["-n", "position"], config=cfg, timeout=300).stdout
     counts = {}
     for line in out.splitlines():

@@ -20,11 +20,16 @@ def write(path: Path, text: str) -> None:
 
 def test_table_joins_metrics_files_and_benchmarks(tmp_path: Path):
     bench, jobs = tmp_path / "results/benchmarks", tmp_path / "results/job_metrics"
-    files = [jobs / "position/generate/mmlu/m/cot/shard-0.json", jobs / "fairness/run/generate/adult/m/think/shard-0.json",
-             jobs / "blindspot/embed/loan.json"]
+    files = [
+        jobs / "position/generate/mmlu/m/cot/shard-0.json",
+        jobs / "fairness/run/generate/adult/m/think/shard-0.json",
+        jobs / "blindspot/embed/loan.json",
+    ]
     write(bench / "position/generate/mmlu/m/cot/shard-0.tsv", HEADER + "20.0\t0:00:20\t512.5\t1\t1\t1\t0\t0\t90\t19\n")
     write_job_metrics(files[0], JobMetrics(batches=1, requests=3, generated_tokens=300, prompt_tokens=90, wall_s=19))
-    write(bench / "fairness/run/generate/adult/m/think/shard-0.tsv", HEADER + "2.0\t0:00:02\tNA\t1\t1\t1\t0\t0\t90\t2\n")
+    write(
+        bench / "fairness/run/generate/adult/m/think/shard-0.tsv", HEADER + "2.0\t0:00:02\tNA\t1\t1\t1\t0\t0\t90\t2\n"
+    )
     write_job_metrics(files[1], JobMetrics(batches=2, requests=4, generated_tokens=28, wall_s=1.5))
     write_job_metrics(files[2], JobMetrics(wall_s=3.0))  # closed no batch, no benchmark file
     # a benchmark file no metrics file names (an earlier run's, another config's) is not a row
@@ -52,9 +57,12 @@ def test_every_rule_that_runs_a_model_declares_a_metrics_file():
 
     model_rules = {name: body for name, body in rule_blocks().items() if "model_identity=" in body}
     assert len(model_rules) >= 13, sorted(model_rules)
-    missing = [name for name, body in model_rules.items()
-               if not re.search(r"^\s+output:\n(\s{8}.*\n)*?\s{8}metrics=.*JOB", body + "\n", flags=re.M)
-               or "benchmark:" not in body]
+    missing = [
+        name
+        for name, body in model_rules.items()
+        if not re.search(r"^\s+output:\n(\s{8}.*\n)*?\s{8}metrics=.*JOB", body + "\n", flags=re.M)
+        or "benchmark:" not in body
+    ]
     assert not missing, f"model rules without a metrics output or a benchmark file: {missing}"
 
 

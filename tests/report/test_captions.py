@@ -13,12 +13,17 @@ from thinkbias.report.captions import CAPTION_FILES, rst_text, write_caption_fil
 def test_committed_caption_files_are_current(tmp_path: Path):
     for path in write_caption_files(REPO / "resources/captions", tmp_path):
         committed = REPO / "report/captions" / path.relative_to(tmp_path)
-        assert committed.read_text() == path.read_text(), f"{committed} is stale: run python -m thinkbias.report.captions"
+        assert committed.read_text() == path.read_text(), (
+            f"{committed} is stale: run python -m thinkbias.report.captions"
+        )
 
 
 def render(name: str, **wildcards: str) -> str:
-    fake = SimpleNamespace(wildcards=SimpleNamespace(**wildcards), rule="r", config={"seed": 1, "fairness": {},
-                                                                                     "position": {}, "blindspot": {}})
+    fake = SimpleNamespace(
+        wildcards=SimpleNamespace(**wildcards),
+        rule="r",
+        config={"seed": 1, "fairness": {}, "position": {}, "blindspot": {}},
+    )
     return jinja2.Template((REPO / "report/captions" / name).read_text()).render(snakemake=fake)
 
 

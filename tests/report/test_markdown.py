@@ -1,4 +1,5 @@
 """Markdown tables shared by every study: the cell formats and table shapes each study asks for."""
+
 import math
 
 import numpy as np
@@ -56,10 +57,16 @@ def test_p_values_below_a_double_show_from_their_log10_never_as_zero():
     assert format_p_from_log10(-485.6048358107389, 4, significant=True) == "2.484e-486"
     assert format_p_from_log10(-1e-9) == "1.00e+00" and format_p_from_log10(-2.0) == "1.00e-02"
     paper = mcnemar_test(620, 3508, exact_below=math.inf)  # p underflows to 0.0
-    df = pd.DataFrame({"mcnemar_p": [paper.p_value, 0.04], "mcnemar_log10_p": [paper.log10_p, math.log10(0.04)],
-                       "p_value": [5e-310, math.nan], "log10_p_value": [-309.30103, math.nan], "other": [0.0, 1.0]})
+    df = pd.DataFrame(
+        {
+            "mcnemar_p": [paper.p_value, 0.04],
+            "mcnemar_log10_p": [paper.log10_p, math.log10(0.04)],
+            "p_value": [5e-310, math.nan],
+            "log10_p_value": [-309.30103, math.nan],
+            "other": [0.0, 1.0],
+        }
+    )
     rows = markdown_table(df, missing="-").splitlines()[2:]
-    assert rows == ["| 2.48e-486 | -485.605 | 5.00e-310 | -309.301 | 0.000 |",
-                    "| 0.040 | -1.398 | - | - | 1.000 |"]
+    assert rows == ["| 2.48e-486 | -485.605 | 5.00e-310 | -309.301 | 0.000 |", "| 0.040 | -1.398 | - | - | 1.000 |"]
     sig = markdown_table(df.iloc[:1], 4, significant=True).splitlines()[2]
     assert sig.startswith("| 2.484e-486 | -485.6 | 5e-310 |")

@@ -9,13 +9,24 @@ import yaml
 
 from thinkbias.llm.cache import RequestCache, cache_path
 from thinkbias.llm.registry import load_model_spec
-from thinkbias.report.plan import (Throughput, early_stopping_line, job_throughput, plan_markdown, plan_settings,
-                                   plan_table, preparation_markdown, preparation_table)
+from thinkbias.report.plan import (
+    Throughput,
+    early_stopping_line,
+    job_throughput,
+    plan_markdown,
+    plan_settings,
+    plan_table,
+    preparation_markdown,
+    preparation_table,
+)
 
 REGISTRY = {
     "m": {"backend": "vllm", "gpus": 2},
-    "api": {"backend": "openai", "extra": {"max_concurrency": 5},
-            "price": {"input_usd_per_mtok": 1000.0, "output_usd_per_mtok": 4000.0, "source": "a price page"}},
+    "api": {
+        "backend": "openai",
+        "extra": {"max_concurrency": 5},
+        "price": {"input_usd_per_mtok": 1000.0, "output_usd_per_mtok": 4000.0, "source": "a price page"},
+    },
     "api-unpriced": {"backend": "openai"},
     "cpp": {"backend": "llamacpp", "gpus": 1, "extra": {"n_gpu_layers": -1, "n_parallel": 8}},
     "cpp1": {"backend": "llamacpp", "gpus": 1},
@@ -32,17 +43,42 @@ PLANNER = {
     "llamacpp_batch_speedup": {"value": 1.5, "source": "benchmark"},
 }
 CONFIG = {
-    "fairness": {"enabled": True, "models": ["m"], "datasets": ["adult", "compas"], "n_records": 10,
-                 "think_budget": 90, "answer_budget": 10, "depths": 10, "sensitivity_depths": [5, 10, 20]},
-    "position": {"enabled": True, "benchmarks": {"mmlu": {"n_questions": 5}, "arc": {"n_questions": 3}},
-                 "max_tokens": {"direct": 4, "cot": 200},
-                 "runs": [{"model": "api", "mode": "direct", "benchmarks": ["mmlu"]},
-                          {"model": "cpp", "mode": "cot"}, {"model": "cpp1", "mode": "cot"}],
-                 "truncation": {"runs": [{"model": "cpp", "mode": "cot", "benchmark": "mmlu"}], "n_questions": 2,
-                                "n_continuations": 3, "max_tokens": 80}},
-    "blindspot": {"enabled": True, "tasks": ["loan"], "n_inputs": 10, "n_inputs_by_task": {}, "models": ["api"],
-                  "target": {"max_tokens": 50}, "curated": {"ids": ["a", "b"]},
-                  "hypothesis": {"enabled": False, "min_concepts": 25}},
+    "fairness": {
+        "enabled": True,
+        "models": ["m"],
+        "datasets": ["adult", "compas"],
+        "n_records": 10,
+        "think_budget": 90,
+        "answer_budget": 10,
+        "depths": 10,
+        "sensitivity_depths": [5, 10, 20],
+    },
+    "position": {
+        "enabled": True,
+        "benchmarks": {"mmlu": {"n_questions": 5}, "arc": {"n_questions": 3}},
+        "max_tokens": {"direct": 4, "cot": 200},
+        "runs": [
+            {"model": "api", "mode": "direct", "benchmarks": ["mmlu"]},
+            {"model": "cpp", "mode": "cot"},
+            {"model": "cpp1", "mode": "cot"},
+        ],
+        "truncation": {
+            "runs": [{"model": "cpp", "mode": "cot", "benchmark": "mmlu"}],
+            "n_questions": 2,
+            "n_continuations": 3,
+            "max_tokens": 80,
+        },
+    },
+    "blindspot": {
+        "enabled": True,
+        "tasks": ["loan"],
+        "n_inputs": 10,
+        "n_inputs_by_task": {},
+        "models": ["api"],
+        "target": {"max_tokens": 50},
+        "curated": {"ids": ["a", "b"]},
+        "hypothesis": {"enabled": False, "min_concepts": 25},
+    },
 }
 
 
@@ -81,8 +117,9 @@ def test_api_hours_divide_by_the_concurrency_and_cost_follows_the_price(tmp_path
     # 1000 prompt tokens at US$ 1000 / M + 80 generated at US$ 4000 / M
     assert direct["usd"] == pytest.approx(1.0 + 0.32) and direct["expected_usd"] == pytest.approx(1.32)
     one_stream = {**REGISTRY, "api": {**REGISTRY["api"], "extra": {}}}  # backend default: 4 streams
-    assert _row(plan_table(CONFIG, one_stream, _settings(registry=one_stream), tmp_path),
-                "api", "direct")["hours"] == pytest.approx(5 / 4)
+    assert _row(plan_table(CONFIG, one_stream, _settings(registry=one_stream), tmp_path), "api", "direct")[
+        "hours"
+    ] == pytest.approx(5 / 4)
 
 
 def test_length_priors_batching_and_truncation_share(tmp_path: Path):
@@ -104,8 +141,10 @@ def test_length_priors_batching_and_truncation_share(tmp_path: Path):
 
 
 def test_a_prior_above_the_budget_is_capped(tmp_path: Path):
-    planner = {**PLANNER, "length_priors": [{"study": "position", "model": "cpp", "mode": "cot", "tokens": 500,
-                                             "source": "paper"}]}
+    planner = {
+        **PLANNER,
+        "length_priors": [{"study": "position", "model": "cpp", "mode": "cot", "tokens": 500, "source": "paper"}],
+    }
     cot = _row(plan_table(CONFIG, REGISTRY, _settings(planner), tmp_path), "cpp", "cot")
     assert cot["expected_generated_tokens"] == 32 * 200
 
@@ -120,8 +159,10 @@ def test_blindspot_expected_calls_drop_by_the_saved_share(tmp_path: Path):
     assert var["generated_tokens"] == 2000 and var["expected_generated_tokens"] == 800
     # prompt 400 (160) tokens at US$ 1000 / M, 2000 (800) generated at US$ 4000 / M
     assert var["usd"] == pytest.approx(0.4 + 8.0) and var["expected_usd"] == pytest.approx(0.16 + 3.2)
-    assert early_stopping_line(table, settings) == ("Blindspot early stopping: 40 variation calls under exhaustive "
-                                                    "testing, 16 expected with staged testing (24 saved, 60.0%).")
+    assert early_stopping_line(table, settings) == (
+        "Blindspot early stopping: 40 variation calls under exhaustive "
+        "testing, 16 expected with staged testing (24 saved, 60.0%)."
+    )
 
 
 def test_measured_means_replace_priors_and_budgets(tmp_path: Path):
@@ -166,8 +207,9 @@ def test_bad_registry_widths_are_named():
         job_throughput("cpp", {"backend": "llamacpp", "extra": {"n_parallel": 0}}, PLANNER)
     with pytest.raises(ValueError, match="extra.max_concurrency"):
         job_throughput("api", {"backend": "openai", "extra": {"max_concurrency": "many"}}, PLANNER)
-    assert job_throughput("m", REGISTRY["m"], PLANNER) == Throughput(100.0, 10.0, parallel_factor=1.0,
-                                                                     parallelism="vLLM batching")
+    assert job_throughput("m", REGISTRY["m"], PLANNER) == Throughput(
+        100.0, 10.0, parallel_factor=1.0, parallelism="vLLM batching"
+    )
 
 
 PREP_REGISTRY = {
@@ -180,12 +222,18 @@ PREP_REGISTRY = {
 
 
 def test_preparation_lists_downloads_and_quantization_of_the_enabled_studies():
-    config = {"fairness": {"enabled": True, "models": ["big-awq"]},
-              "position": {"enabled": True, "runs": [{"model": "small"}, {"model": "api"}]},
-              "blindspot": {"enabled": False, "models": ["unused"]}}
+    config = {
+        "fairness": {"enabled": True, "models": ["big-awq"]},
+        "position": {"enabled": True, "runs": [{"model": "small"}, {"model": "api"}]},
+        "blindspot": {"enabled": False, "models": ["unused"]},
+    }
     table = preparation_table(config, PREP_REGISTRY, {"small"}, download_mb_per_s=100.0, quantize_hours=1.5)
     rows = {r["model"]: r for r in table.to_dict("records")}
-    assert set(rows) == {"small", "big", "big-awq"}  # the quantized model's source is downloaded; API and disabled are not
+    assert set(rows) == {
+        "small",
+        "big",
+        "big-awq",
+    }  # the quantized model's source is downloaded; API and disabled are not
     assert rows["small"]["job"] == "fetch" and rows["big"]["job"] == "weights_big"
     assert rows["big"]["hours"] == round(36.0 * 1000 / 100 / 3600, 2) == 0.1 and rows["big"]["gpu_hours"] == 0
     assert rows["big-awq"]["job"] == "quantize_big_awq" and rows["big-awq"]["gpu_hours"] == 1.5

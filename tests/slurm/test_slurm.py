@@ -83,11 +83,9 @@ def slurm_cluster():
         pytest.skip("the SLURM test installs and starts system daemons: run it as root")
     if not shutil.which("slurmctld") and not shutil.which("apt-get"):
         pytest.skip("the SLURM test needs apt-get (Debian/Ubuntu) to install slurm-wlm, munge, mariadb")
-    env = cluster_env({"SLURM_ACCOUNTING": "1", "SLURM_FAKE_GPUS": "1",
-                       "SLURM_NODE_MEM_MB": str(node_memory_mb())})
+    env = cluster_env({"SLURM_ACCOUNTING": "1", "SLURM_FAKE_GPUS": "1", "SLURM_NODE_MEM_MB": str(node_memory_mb())})
     start = time.monotonic()
-    proc = subprocess.run(["bash", str(SCRIPT), "start"], env=env, capture_output=True, text=True,
-                          timeout=900)
+    proc = subprocess.run(["bash", str(SCRIPT), "start"], env=env, capture_output=True, text=True, timeout=900)
     startup_s = time.monotonic() - start
     if proc.returncode == 3:
         pytest.skip(f"this machine has its own SLURM configuration: {proc.stderr.strip()[-300:]}")
@@ -103,9 +101,12 @@ def slurm_cluster():
 def sacct_jobs(run_id: str) -> list[dict]:
     """Allocations of one Snakemake run (the plugin names every job after the run id)."""
     fields = ["JobID", "JobName", "State", "Comment", "ReqTRES", "AllocTRES", "ExitCode"]
-    out = subprocess.run(["sacct", "-X", "-n", "-P", "-S", "now-1days", "--name", run_id,
-                          "-o", ",".join(f"{f}%300" for f in fields)],
-                         capture_output=True, text=True, check=True).stdout
+    out = subprocess.run(
+        ["sacct", "-X", "-n", "-P", "-S", "now-1days", "--name", run_id, "-o", ",".join(f"{f}%300" for f in fields)],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
     jobs = [dict(zip(fields, line.split("|"))) for line in out.splitlines() if line.strip()]
     for job in jobs:
         job["rule"] = job["Comment"].removeprefix("rule_").split("_wildcards_")[0]
@@ -185,20 +186,41 @@ def parse_run(proc_out: str, proc_err: str, seconds: float, returncode: int) -> 
 def slurm_command(workdir: Path, extra: list[str]) -> list[str]:
     """`snakemake --profile profiles/slurm` with the test cluster's partition and account."""
     defaults = dict(profile_settings()["default-resources"], slurm_partition="debug", slurm_account="root")
-    return ["timeout", "-k", "10", str(RUN_LIMIT_S), sys.executable, "-m", "snakemake",
-            "--directory", str(workdir), "--snakefile", str(workdir / "Snakefile"),
-            "--configfile", str(workdir / "test-config.yaml"),
-            "--profile", str(PROFILE),
-            "--default-resources", *[f"{k}={v}" for k, v in defaults.items()],
-            *extra, "--", *TARGETS]
+    return [
+        "timeout",
+        "-k",
+        "10",
+        str(RUN_LIMIT_S),
+        sys.executable,
+        "-m",
+        "snakemake",
+        "--directory",
+        str(workdir),
+        "--snakefile",
+        str(workdir / "Snakefile"),
+        "--configfile",
+        str(workdir / "test-config.yaml"),
+        "--profile",
+        str(PROFILE),
+        "--default-resources",
+        *[f"{k}={v}" for k, v in defaults.items()],
+        *extra,
+        "--",
+        *TARGETS,
+    ]
 
 
 def snakemake_env() -> dict:
     """The environment of `run_snakemake` (same llama.cpp thread count as the local run); sbatch
     passes it on to the jobs (--export=ALL)."""
     venv_bin = str(Path(sys.executable).parent)
-    return {**os.environ, "THINKBIAS_OFFLINE": "1", "THINKBIAS_THREADS": "1", "PYTHONPATH": str(REPO),
-            "PATH": f"{venv_bin}{os.pathsep}{os.environ.get('PATH', '')}"}
+    return {
+        **os.environ,
+        "THINKBIAS_OFFLINE": "1",
+        "THINKBIAS_THREADS": "1",
+        "PYTHONPATH": str(REPO),
+        "PATH": f"{venv_bin}{os.pathsep}{os.environ.get('PATH', '')}",
+    }
 
 
 def cache_rows(cache_file: Path) -> dict[tuple[str, str], float]:
@@ -230,8 +252,9 @@ def submitted_job_id(snakemake_output: str, output_path: str) -> str:
     for block in re.split(r"^(?=(?:local)?rule \w+:$)", snakemake_output, flags=re.M):
         jobid = re.search(r"^\s+jobid: (\d+)$", block, flags=re.M)
         if jobid and re.search(rf"^\s+output: .*{re.escape(output_path)}", block, flags=re.M):
-            submitted = re.search(rf"^Job {jobid.group(1)} has been submitted with SLURM jobid (\d+)",
-                                  snakemake_output, flags=re.M)
+            submitted = re.search(
+                rf"^Job {jobid.group(1)} has been submitted with SLURM jobid (\d+)", snakemake_output, flags=re.M
+            )
             return submitted.group(1) if submitted else ""
     return ""
 
@@ -251,8 +274,14 @@ def run_and_cancel(workdir: Path, cache_file: Path) -> KilledRun:
     out_file, err_file = workdir / "interrupted.out", workdir / "interrupted.err"
     start = time.monotonic()
     with out_file.open("w") as out, err_file.open("w") as err:
-        proc = subprocess.Popen(slurm_command(workdir, ["--retries", "0"]), cwd=workdir, env=snakemake_env(),
-                                stdout=out, stderr=err, text=True)
+        proc = subprocess.Popen(
+            slurm_command(workdir, ["--retries", "0"]),
+            cwd=workdir,
+            env=snakemake_env(),
+            stdout=out,
+            stderr=err,
+            text=True,
+        )
         job_id, baseline, rows = "", -1, {}
         try:
             while proc.poll() is None and time.monotonic() - start < RUN_LIMIT_S:
@@ -293,14 +322,25 @@ def runs(slurm_cluster, embedded_model, tmp_path_factory):
     cache_file = slurm_dir / "cache" / f"{GPU_MODEL}.sqlite"
     killed = run_and_cancel(slurm_dir, cache_file)
     t0 = time.monotonic()
-    rerun_proc = subprocess.run(slurm_command(slurm_dir, []), cwd=slurm_dir, env=snakemake_env(),
-                                capture_output=True, text=True)
+    rerun_proc = subprocess.run(
+        slurm_command(slurm_dir, []), cwd=slurm_dir, env=snakemake_env(), capture_output=True, text=True
+    )
     rerun = parse_run(rerun_proc.stdout, rerun_proc.stderr, time.monotonic() - t0, rerun_proc.returncode)
-    timings = {"cluster_startup_s": round(slurm_cluster["startup_s"], 1), "local_run_s": round(local_s, 1),
-               "slurm_interrupted_run_s": round(killed.run.seconds, 1), "slurm_rerun_s": round(rerun.seconds, 1)}
+    timings = {
+        "cluster_startup_s": round(slurm_cluster["startup_s"], 1),
+        "local_run_s": round(local_s, 1),
+        "slurm_interrupted_run_s": round(killed.run.seconds, 1),
+        "slurm_rerun_s": round(rerun.seconds, 1),
+    }
     print(f"\nSLURM test timings: {json.dumps(timings)}", file=sys.stderr)
-    return {"local": local_dir, "slurm": slurm_dir, "killed": killed, "rerun": rerun,
-            "cache_file": cache_file, "timings": timings}
+    return {
+        "local": local_dir,
+        "slurm": slurm_dir,
+        "killed": killed,
+        "rerun": rerun,
+        "cache_file": cache_file,
+        "timings": timings,
+    }
 
 
 def describe(run: SlurmRun) -> str:
@@ -355,10 +395,13 @@ def test_rerun_resumes_from_the_cache(runs):
     assert not changed, f"{len(changed)} requests were generated again"
     assert len(after) > len(killed.rows_at_kill), "the rerun generated nothing new"
     # the rerun's job log: some requests came from the cache, the rest were generated
-    log = (runs["slurm"] / "logs/fairness" / RUN / "generate/adult" / GPU_MODEL / KILLED_ARM
-           / "shard-0.log").read_text()
-    progress = [(int(done), int(total), int(cached))
-                for done, total, cached in re.findall(r"done (\d+)/(\d+) \((\d+) cached\)", log)]
+    log = (
+        runs["slurm"] / "logs/fairness" / RUN / "generate/adult" / GPU_MODEL / KILLED_ARM / "shard-0.log"
+    ).read_text()
+    progress = [
+        (int(done), int(total), int(cached))
+        for done, total, cached in re.findall(r"done (\d+)/(\d+) \((\d+) cached\)", log)
+    ]
     finals = [p for p in progress if p[0] == p[1]]
     assert finals, log[-2000:]
     assert any(cached > 0 for _, _, cached in finals), log[-2000:]

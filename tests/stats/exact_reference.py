@@ -1,4 +1,5 @@
 """Independent references for the tail tests: exact integer arithmetic and mpmath at 60 digits."""
+
 import math
 from fractions import Fraction
 

@@ -1,11 +1,14 @@
 """Exact group-sequential boundaries: gsDesign's published bounds, the forward crossing
 probabilities, and an independent multivariate-normal computation."""
+
 import numpy as np
 import pytest
 from scipy import stats
 
 from thinkbias.stats.group_sequential import (
-    crossing_probabilities, exact_obrien_fleming_thresholds, spending_boundaries,
+    crossing_probabilities,
+    exact_obrien_fleming_thresholds,
+    spending_boundaries,
 )
 from thinkbias.stats.sequential import obrien_fleming_threshold
 
@@ -49,7 +52,7 @@ def test_the_papers_rule_exceeds_its_level_and_the_exact_design_does_not():
     paper = [stats.norm.isf(obrien_fleming_threshold(0.05, t) / 2) for t in EQUAL_5]
     assert paper == pytest.approx([1.959964 / np.sqrt(t) for t in EQUAL_5], rel=1e-6)
     inflated = float(np.sum(crossing_probabilities(paper, EQUAL_5)))
-    assert inflated == pytest.approx(0.0610, abs=5e-4)          # 1.22 x the nominal 0.05
+    assert inflated == pytest.approx(0.0610, abs=5e-4)  # 1.22 x the nominal 0.05
     # the same by Monte Carlo over Brownian paths
     rng = np.random.default_rng(11)
     w = np.cumsum(rng.standard_normal((400_000, 5)) * np.sqrt(0.2), axis=1)
@@ -65,7 +68,7 @@ def test_p_thresholds_of_the_blindspot_schedule():
     looks = [0.08, 0.16, 0.32, 0.64, 1.0]
     exact = exact_obrien_fleming_thresholds(0.05 / 20, looks)
     paper = [obrien_fleming_threshold(0.05 / 20, t) for t in looks]
-    assert exact[0] == pytest.approx(paper[0], rel=1e-9)          # the first look spends alike
+    assert exact[0] == pytest.approx(paper[0], rel=1e-9)  # the first look spends alike
     assert all(e <= p * (1 + 1e-9) for e, p in zip(exact, paper))
     assert exact[-1] < paper[-1] == 0.05 / 20
     assert exact_obrien_fleming_thresholds(0.01, [1.0]) == pytest.approx([0.01])

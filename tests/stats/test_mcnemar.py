@@ -1,5 +1,6 @@
 """McNemar's test, exact and chi-square branches, against statsmodels in the normal range and against
 exact integer arithmetic / mpmath where the p-value underflows a double."""
+
 import math
 from fractions import Fraction
 
@@ -8,7 +9,12 @@ import pytest
 from statsmodels.stats.contingency_tables import mcnemar
 
 from thinkbias.stats.mcnemar import (
-    EXACT_ALWAYS, mcnemar_exact_log10_p, mcnemar_exact_p, mcnemar_log10_p_vector, mcnemar_p_vector, mcnemar_test,
+    EXACT_ALWAYS,
+    mcnemar_exact_log10_p,
+    mcnemar_exact_p,
+    mcnemar_log10_p_vector,
+    mcnemar_p_vector,
+    mcnemar_test,
 )
 from tests.stats.exact_reference import binomial_lower_sum, log10_chi2_sf_1df, log10_fraction
 
@@ -16,7 +22,7 @@ from tests.stats.exact_reference import binomial_lower_sum, log10_chi2_sf_1df, l
 def exact_log10_p(b: int, c: int) -> float:
     """Two-sided exact p = min(1, 2 sum_{k <= min(b, c)} C(n, k) / 2^n) as a fraction of integers."""
     n = b + c
-    return 0.0 if n == 0 else log10_fraction(min(Fraction(1), Fraction(2 * binomial_lower_sum(min(b, c), n), 2 ** n)))
+    return 0.0 if n == 0 else log10_fraction(min(Fraction(1), Fraction(2 * binomial_lower_sum(min(b, c), n), 2**n)))
 
 
 def chi2_log10_p(b: int, c: int) -> float:
@@ -36,7 +42,9 @@ def test_paper_pooled_counts_are_finite_and_exact_in_both_branches():
     assert chi.log10_p == pytest.approx(-440.1888585677221, abs=1e-6)
 
 
-@pytest.mark.parametrize("b, c", [(b, c) for n in range(25) for b, c in ((0, n), (n // 3, n - n // 3), (n // 2, n - n // 2))])
+@pytest.mark.parametrize(
+    "b, c", [(b, c) for n in range(25) for b, c in ((0, n), (n // 3, n - n // 3), (n // 2, n - n // 2))]
+)
 def test_exact_branch_at_small_n(b, c):
     result = mcnemar_test(b, c)
     assert result.method == "exact" and result.statistic is None

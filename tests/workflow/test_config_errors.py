@@ -20,32 +20,62 @@ def filled(override: dict) -> dict:
 
 def test_text_reads_as_the_type_the_schema_expects():
     schema = load_schema(SCHEMA)
-    given = {"shard_size": "8", "fairness": {"n_records": "40", "noise_floor": "0.02", "enabled": "false",
-                                             "run": "123", "sensitivity_depths": ["5", "10"]},
-             "position": {"benchmarks": {"mmlu": {"path": "x.jsonl", "n_questions": "3"}}},
-             "blindspot": {"n_inputs_by_task": {"loan": "null"}}}
+    given = {
+        "shard_size": "8",
+        "fairness": {
+            "n_records": "40",
+            "noise_floor": "0.02",
+            "enabled": "false",
+            "run": "123",
+            "sensitivity_depths": ["5", "10"],
+        },
+        "position": {"benchmarks": {"mmlu": {"path": "x.jsonl", "n_questions": "3"}}},
+        "blindspot": {"n_inputs_by_task": {"loan": "null"}},
+    }
     out = coerce_text(given, schema)
-    assert out == {"shard_size": 8, "fairness": {"n_records": 40, "noise_floor": 0.02, "enabled": False,
-                                                 "run": "123", "sensitivity_depths": [5, 10]},
-                   "position": {"benchmarks": {"mmlu": {"path": "x.jsonl", "n_questions": 3}}},
-                   "blindspot": {"n_inputs_by_task": {"loan": None}}}
+    assert out == {
+        "shard_size": 8,
+        "fairness": {
+            "n_records": 40,
+            "noise_floor": 0.02,
+            "enabled": False,
+            "run": "123",
+            "sensitivity_depths": [5, 10],
+        },
+        "position": {"benchmarks": {"mmlu": {"path": "x.jsonl", "n_questions": 3}}},
+        "blindspot": {"n_inputs_by_task": {"loan": None}},
+    }
     # text that is not the expected type stays text, for validation to report
     assert coerce_text({"shard_size": "8.5", "fairness": {"enabled": "yes"}}, schema) == {
-        "shard_size": "8.5", "fairness": {"enabled": "yes"}}
+        "shard_size": "8.5",
+        "fairness": {"enabled": "yes"},
+    }
     assert filled({"fairness": {"n_records": "40"}})["fairness"]["n_records"] == 40
 
 
-@pytest.mark.parametrize("override, line", [
-    ({"fairness": {"n_records": "four"}}, "config key 'fairness.n_records' = 'four': expected integer"),
-    ({"fairness": {"datasets": ["adult", "adultt"]}},
-     "config key 'fairness.datasets[1]' = 'adultt': expected one of adult, compas, credit"),
-    ({"position": {"benchmarks": {"mmlu": {"path": "m.jsonl", "n_questions": 0}}}},
-     "config key 'position.benchmarks.mmlu.n_questions' = 0: expected >= 1"),
-    ({"position": {"benchmarks": {"mmluu": {"path": "m.jsonl", "n_questions": 2}}}},
-     "config key 'position.benchmarks.mmluu': unknown name 'mmluu' (expected one of mmlu, arc, gpqa)"),
-    ({"position": {"runs": [{"model": "smollm2-135m"}]}}, "config key 'position.runs[0].mode': missing (required)"),
-    ({"blindspot": {"stages": {"bogus": 1}}}, "config key 'blindspot.stages.bogus' = 1: unknown key (blindspot.stages takes: "),
-])
+@pytest.mark.parametrize(
+    "override, line",
+    [
+        ({"fairness": {"n_records": "four"}}, "config key 'fairness.n_records' = 'four': expected integer"),
+        (
+            {"fairness": {"datasets": ["adult", "adultt"]}},
+            "config key 'fairness.datasets[1]' = 'adultt': expected one of adult, compas, credit",
+        ),
+        (
+            {"position": {"benchmarks": {"mmlu": {"path": "m.jsonl", "n_questions": 0}}}},
+            "config key 'position.benchmarks.mmlu.n_questions' = 0: expected >= 1",
+        ),
+        (
+            {"position": {"benchmarks": {"mmluu": {"path": "m.jsonl", "n_questions": 2}}}},
+            "config key 'position.benchmarks.mmluu': unknown name 'mmluu' (expected one of mmlu, arc, gpqa)",
+        ),
+        ({"position": {"runs": [{"model": "smollm2-135m"}]}}, "config key 'position.runs[0].mode': missing (required)"),
+        (
+            {"blindspot": {"stages": {"bogus": 1}}},
+            "config key 'blindspot.stages.bogus' = 1: unknown key (blindspot.stages takes: ",
+        ),
+    ],
+)
 def test_each_error_is_one_line_with_path_value_and_expectation(override, line):
     with pytest.raises(ValueError) as err:
         filled(override)
@@ -56,15 +86,25 @@ def test_each_error_is_one_line_with_path_value_and_expectation(override, line):
 
 def test_unknown_model_ids_are_named_at_their_key():
     registry = read_registry(REGISTRY)
-    cfg = filled({"fairness": {"models": ["smollm2-135m", "qwq-32b"]},
-                  "blindspot": {"verbalization": {"judge": "autorater", "model": "gpt-5-mni-api"}}})
+    cfg = filled(
+        {
+            "fairness": {"models": ["smollm2-135m", "qwq-32b"]},
+            "blindspot": {"verbalization": {"judge": "autorater", "model": "gpt-5-mni-api"}},
+        }
+    )
     errors = reference_errors(cfg, registry, REGISTRY)
-    assert [e.split(":")[0] for e in errors] == ["config key 'fairness.models[1]' = 'qwq-32b'",
-                                                 "config key 'blindspot.verbalization.model' = 'gpt-5-mni-api'"]
+    assert [e.split(":")[0] for e in errors] == [
+        "config key 'fairness.models[1]' = 'qwq-32b'",
+        "config key 'blindspot.verbalization.model' = 'gpt-5-mni-api'",
+    ]
     assert "known: " in errors[0] and "qwq-32b-awq" in errors[0]
     # a model switched off (the keyword judge) or a study fed with its own outputs is not checked
-    cfg = filled({"blindspot": {"verbalization": {"judge": "keywords", "model": "nope"}},
-                  "fairness": {"predictions": "p.csv", "models": ["nope"]}})
+    cfg = filled(
+        {
+            "blindspot": {"verbalization": {"judge": "keywords", "model": "nope"}},
+            "fairness": {"predictions": "p.csv", "models": ["nope"]},
+        }
+    )
     assert reference_errors(cfg, registry, REGISTRY) == []
 
 
@@ -73,30 +113,42 @@ def test_position_references_name_the_key_not_a_missing_run():
     runs = [{"model": "smollm2-135m", "mode": "direct"}, {"model": "smollm2-135m-instruc", "mode": "reasoning"}]
     errors = reference_errors(filled({"position": {"runs": runs}}), registry, REGISTRY)
     assert len(errors) == 1 and errors[0].startswith(
-        "config key 'position.runs[1].model' = 'smollm2-135m-instruc': not a model of the registry")
+        "config key 'position.runs[1].model' = 'smollm2-135m-instruc': not a model of the registry"
+    )
     runs[1]["model"] = "smollm2-135m"
     runs[1]["mode"] = "cot"
     errors = reference_errors(filled({"position": {"runs": runs}}), registry, REGISTRY)
     assert [e.split(" = ")[0] for e in errors] == [
-        "config key 'position.truncation.runs[0]'", "config key 'position.wilcoxon_pairs[0].reasoning'",
-        "config key 'position.wilcoxon_pairs[1].reasoning'"], errors
+        "config key 'position.truncation.runs[0]'",
+        "config key 'position.wilcoxon_pairs[0].reasoning'",
+        "config key 'position.wilcoxon_pairs[1].reasoning'",
+    ], errors
     assert "runs: smollm2-135m/cot, smollm2-135m/direct" in errors[0]
 
 
 def message_lines(proc) -> list[str]:
     """What Snakemake prints about a failed config, without its banner line about --config."""
-    return [line for line in (proc.stdout + proc.stderr).splitlines()
-            if line.strip() and "is extended by additional config" not in line]
+    return [
+        line
+        for line in (proc.stdout + proc.stderr).splitlines()
+        if line.strip() and "is extended by additional config" not in line
+    ]
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("args, where, value", [
-    (["--config", 'fairness={"n_recordz": 4}'], "fairness.n_recordz", "'4'"),
-    (["--config", "shard_size=ten"], "shard_size", "'ten'"),
-    (["--config", 'position={"runs": [{"model": "smollm2-135m-instruc", "mode": "reasoning"}]}'],
-     "position.runs[0].model", "'smollm2-135m-instruc'"),
-    (["--config", 'position={"models": ["smollm2-135m-instruc"]}'], "position.models", "['smollm2-135m-instruc']"),
-])
+@pytest.mark.parametrize(
+    "args, where, value",
+    [
+        (["--config", 'fairness={"n_recordz": 4}'], "fairness.n_recordz", "'4'"),
+        (["--config", "shard_size=ten"], "shard_size", "'ten'"),
+        (
+            ["--config", 'position={"runs": [{"model": "smollm2-135m-instruc", "mode": "reasoning"}]}'],
+            "position.runs[0].model",
+            "'smollm2-135m-instruc'",
+        ),
+        (["--config", 'position={"models": ["smollm2-135m-instruc"]}'], "position.models", "['smollm2-135m-instruc']"),
+    ],
+)
 def test_snakemake_reports_a_bad_config_in_a_few_lines(workflow_dir, args, where, value):
     proc = run_snakemake(workflow_dir, ["-n", *args], check=False, timeout=300)
     assert proc.returncode != 0
@@ -109,8 +161,11 @@ def test_snakemake_reports_a_bad_config_in_a_few_lines(workflow_dir, args, where
 
 @pytest.mark.slow
 def test_nested_numbers_and_booleans_from_the_command_line(workflow_dir):
-    proc = run_snakemake(workflow_dir, ["-n", "--config", 'fairness={"n_records": 40}',
-                                        'position={"enabled": false}', 'blindspot={"enabled": false}'], timeout=300)
+    proc = run_snakemake(
+        workflow_dir,
+        ["-n", "--config", 'fairness={"n_records": 40}', 'position={"enabled": false}', 'blindspot={"enabled": false}'],
+        timeout=300,
+    )
     jobs = dry_run_jobs(proc.stdout + "\n" + proc.stderr)
     rules = [j["rule"] for j in jobs]
     # 40 records at 16 per shard: 3 shards x 2 arms x 2 datasets

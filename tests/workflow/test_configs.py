@@ -26,16 +26,23 @@ def walk_schema(node: dict, path: str = ""):
 
 def test_every_schema_key_has_type_description_default():
     schema = load_schema(REPO / "config/schema/config.schema.yaml")
-    missing = [p for p, sub, required in walk_schema(schema)
-               if "description" not in sub or ("default" not in sub and not required)
-               or not ({"type", "enum", "oneOf", "anyOf"} & set(sub))]
+    missing = [
+        p
+        for p, sub, required in walk_schema(schema)
+        if "description" not in sub
+        or ("default" not in sub and not required)
+        or not ({"type", "enum", "oneOf", "anyOf"} & set(sub))
+    ]
     assert not missing, f"schema keys without type/description/default: {missing}"
 
 
 def test_objects_forbid_unknown_keys():
     schema = load_schema(REPO / "config/schema/config.schema.yaml")
-    loose = [p for p, sub, _ in walk_schema(schema)
-             if sub.get("type") == "object" and "properties" in sub and sub.get("additionalProperties", True) is not False]
+    loose = [
+        p
+        for p, sub, _ in walk_schema(schema)
+        if sub.get("type") == "object" and "properties" in sub and sub.get("additionalProperties", True) is not False
+    ]
     assert not loose, f"objects that accept unknown keys: {loose}"
 
 
@@ -46,9 +53,12 @@ def test_config_validates(path: Path):
 
 
 def test_unknown_key_is_named():
-    with pytest.raises(ValueError, match=r"config key 'fairness\.no_such_key' = 1: unknown key \(fairness takes: enabled,"):
-        validate_config(deep_merge(base_config(), {"fairness": {"no_such_key": 1}}),
-                        REPO / "config/schema/config.schema.yaml")
+    with pytest.raises(
+        ValueError, match=r"config key 'fairness\.no_such_key' = 1: unknown key \(fairness takes: enabled,"
+    ):
+        validate_config(
+            deep_merge(base_config(), {"fairness": {"no_such_key": 1}}), REPO / "config/schema/config.schema.yaml"
+        )
 
 
 def test_wrong_type_is_named():
@@ -58,8 +68,9 @@ def test_wrong_type_is_named():
 
 @pytest.mark.slow
 def test_snakemake_rejects_unknown_key_naming_it(workflow_dir):
-    proc = run_snakemake(workflow_dir, ["-n"], config=deep_merge(base_config(), {"position": {"bogus_key": 3}}),
-                         check=False)
+    proc = run_snakemake(
+        workflow_dir, ["-n"], config=deep_merge(base_config(), {"position": {"bogus_key": 3}}), check=False
+    )
     assert proc.returncode != 0
     assert "bogus_key" in proc.stdout + proc.stderr
 
@@ -73,16 +84,25 @@ def test_dry_run_builds_dag(path: Path, workflow_dir):
 
 # Per full config: model-preparation jobs that must appear, with the GPUs each must request.
 PREPARATION = {
-    "fairness-full.yaml": {"weights_qwq_32b_awq": 0, "weights_r1_distill_qwen_32b_awq": 0,
-                           "weights_qwen3_32b_awq": 0},
-    "fairness-appendix-d.yaml": {"weights_gemma_2_27b_it": 0, "quantize_gemma_2_27b_it_awq": 1,
-                                 "weights_llama_3_1_8b_instruct": 0},
-    "position-full.yaml": {"weights_r1_distill_qwen_7b_q4km": 0, "weights_qwen2_5_7b_instruct_q4km": 0,
-                           "weights_r1_distill_llama_8b_q4km": 0, "weights_llama_3_1_8b_instruct_q4km": 0},
+    "fairness-full.yaml": {"weights_qwq_32b_awq": 0, "weights_r1_distill_qwen_32b_awq": 0, "weights_qwen3_32b_awq": 0},
+    "fairness-appendix-d.yaml": {
+        "weights_gemma_2_27b_it": 0,
+        "quantize_gemma_2_27b_it_awq": 1,
+        "weights_llama_3_1_8b_instruct": 0,
+    },
+    "position-full.yaml": {
+        "weights_r1_distill_qwen_7b_q4km": 0,
+        "weights_qwen2_5_7b_instruct_q4km": 0,
+        "weights_r1_distill_llama_8b_q4km": 0,
+        "weights_llama_3_1_8b_instruct_q4km": 0,
+    },
     "blindspot-full.yaml": {"weights_qwq_32b_awq": 0},
 }
-GENERATION_RULES = {"fairness-full.yaml": "fairness_generate", "fairness-appendix-d.yaml": "fairness_generate",
-                    "position-full.yaml": "position_generate"}
+GENERATION_RULES = {
+    "fairness-full.yaml": "fairness_generate",
+    "fairness-appendix-d.yaml": "fairness_generate",
+    "position-full.yaml": "position_generate",
+}
 
 
 @pytest.mark.slow
@@ -112,17 +132,43 @@ def test_local_calibration_file_is_an_input_of_the_quantize_rule(workflow_dir):
     (workflow_dir / "resources/calibration.txt").write_text("one sample\nanother sample\n")
     (workflow_dir / "registry.yaml").write_text(yaml.safe_dump(registry, sort_keys=False))
     config = {**yaml.safe_load((REPO / "config/fairness-appendix-d.yaml").read_text()), "registry": "registry.yaml"}
-    proc = run_snakemake(workflow_dir, ["-n", "resources/models/gemma-2-27b-it-awq/awq_quantization.json"],
-                         config=config)
+    proc = run_snakemake(
+        workflow_dir, ["-n", "resources/models/gemma-2-27b-it-awq/awq_quantization.json"], config=config
+    )
     out = proc.stdout + proc.stderr
-    block = out[out.index("rule quantize_gemma_2_27b_it_awq:"):]
+    block = out[out.index("rule quantize_gemma_2_27b_it_awq:") :]
     assert "resources/calibration.txt" in block.split("output:")[0]
 
 
-SCHEMA_KEYWORDS = {"$schema", "type", "default", "description", "properties", "items", "enum", "minimum", "maximum",
-                   "exclusiveMinimum", "exclusiveMaximum", "additionalProperties", "required", "pattern", "minItems",
-                   "maxItems", "propertyNames", "oneOf", "anyOf", "allOf", "const", "minLength", "maxLength",
-                   "if", "then", "$ref", "$defs"}
+SCHEMA_KEYWORDS = {
+    "$schema",
+    "type",
+    "default",
+    "description",
+    "properties",
+    "items",
+    "enum",
+    "minimum",
+    "maximum",
+    "exclusiveMinimum",
+    "exclusiveMaximum",
+    "additionalProperties",
+    "required",
+    "pattern",
+    "minItems",
+    "maxItems",
+    "propertyNames",
+    "oneOf",
+    "anyOf",
+    "allOf",
+    "const",
+    "minLength",
+    "maxLength",
+    "if",
+    "then",
+    "$ref",
+    "$defs",
+}
 
 
 def schema_nodes(node, path=""):
@@ -143,6 +189,9 @@ def test_schema_nodes_use_only_json_schema_keywords(name):
     """Catches YAML slips such as an unquoted comma in a flow-style description, which silently cuts
     the description and adds a junk key."""
     schema = load_schema(REPO / "config/schema" / name)
-    odd = [(path, sorted(set(node) - SCHEMA_KEYWORDS)) for path, node in schema_nodes(schema)
-           if set(node) - SCHEMA_KEYWORDS]
+    odd = [
+        (path, sorted(set(node) - SCHEMA_KEYWORDS))
+        for path, node in schema_nodes(schema)
+        if set(node) - SCHEMA_KEYWORDS
+    ]
     assert not odd, odd

@@ -148,7 +148,8 @@ def test_a_missing_function_is_reported():
     assert unresolved(["thinkbias.no_such_module:cdpg_long"])
     assert unresolved(["thinkbias.fairness.analysis:PRODUCTS"])  # a dict, not a function
     assert references("calls `thinkbias.stats.sequential:obrien_fleming_threshold` at t_s") == [
-        "thinkbias.stats.sequential:obrien_fleming_threshold"]
+        "thinkbias.stats.sequential:obrien_fleming_threshold"
+    ]
 
 
 @pytest.mark.parametrize("script", SCRIPTS, ids=lambda p: str(p.relative_to(REPO)))
@@ -158,8 +159,9 @@ def test_script_docstring_names_functions_that_exist_and_the_script_imports_one(
     assert unresolved(refs) == [], f"{script.relative_to(REPO)}: docstring names functions that do not exist"
     imported = imported_modules(script)
     direct = [r for r in refs if r.split(":")[0] in imported]
-    assert direct, (f"{script.relative_to(REPO)}: none of {refs} is imported by the script, so none is the "
-                    "function it calls")
+    assert direct, (
+        f"{script.relative_to(REPO)}: none of {refs} is imported by the script, so none is the function it calls"
+    )
 
 
 @pytest.mark.parametrize("doc", STUDY_DOCS)

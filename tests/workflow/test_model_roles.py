@@ -4,6 +4,7 @@ real ``snakemake -n`` runs over combinations of the steps' switches (weights, GP
 of the workflow Snakemake loads for the same config (conda env), with a registry whose embedded
 model declares one GPU. The expected steps per combination are written out here from what each
 step's script does (docs/blindspot.md), not computed by the workflow's own helper."""
+
 import json
 import subprocess
 import sys
@@ -15,21 +16,37 @@ import yaml
 from tests.helpers import REPO, dry_run_jobs, run_snakemake, tiny_config
 
 MODEL = "smollm2-135m"
-STEP_RULES = {"rewrite": "blindspot_rewrite", "embed": "blindspot_embed", "hypothesis": "blindspot_hypothesize",
-              "dedup": "blindspot_dedup", "variations": "blindspot_variations", "quality": "blindspot_quality",
-              "verbalization": "blindspot_baseline_judge", "target": "blindspot_baseline"}
+STEP_RULES = {
+    "rewrite": "blindspot_rewrite",
+    "embed": "blindspot_embed",
+    "hypothesis": "blindspot_hypothesize",
+    "dedup": "blindspot_dedup",
+    "variations": "blindspot_variations",
+    "quality": "blindspot_quality",
+    "verbalization": "blindspot_baseline_judge",
+    "target": "blindspot_baseline",
+}
 CASES = {
     # generated concepts without duplicate judgements: hypotheses and variation pairs run the model, dedup none
-    "hypothesis-on-dedup-off": ({"hypothesis": {"enabled": True}, "dedup": {"enabled": False}},
-                                {"embed", "hypothesis", "variations", "target"}),
+    "hypothesis-on-dedup-off": (
+        {"hypothesis": {"enabled": True}, "dedup": {"enabled": False}},
+        {"embed", "hypothesis", "variations", "target"},
+    ),
     # dedup on but no generated concept to compare: no pair, no model
-    "hypothesis-off-dedup-on": ({"hypothesis": {"enabled": False}, "dedup": {"enabled": True}},
-                                {"embed", "target"}),
-    "every-model-step": ({"rewrite": {"enabled": True}, "hypothesis": {"enabled": True},
-                          "quality": {"enabled": True}, "verbalization": {"judge": "autorater"}},
-                         set(STEP_RULES)),
-    "tfidf-keywords": ({"embedder": "tfidf", "rewrite": {"enabled": False}, "verbalization": {"judge": "keywords"}},
-                       {"target"}),
+    "hypothesis-off-dedup-on": ({"hypothesis": {"enabled": False}, "dedup": {"enabled": True}}, {"embed", "target"}),
+    "every-model-step": (
+        {
+            "rewrite": {"enabled": True},
+            "hypothesis": {"enabled": True},
+            "quality": {"enabled": True},
+            "verbalization": {"judge": "autorater"},
+        },
+        set(STEP_RULES),
+    ),
+    "tfidf-keywords": (
+        {"embedder": "tfidf", "rewrite": {"enabled": False}, "verbalization": {"judge": "keywords"}},
+        {"target"},
+    ),
 }
 
 
@@ -48,8 +65,14 @@ with SnakemakeApi() as api:
 
 
 def rule_envs(workdir: Path) -> dict:
-    proc = subprocess.run([sys.executable, "-c", RULE_ENVS, str(workdir / "test-config.yaml")], cwd=workdir,
-                          capture_output=True, text=True, timeout=300, check=True)
+    proc = subprocess.run(
+        [sys.executable, "-c", RULE_ENVS, str(workdir / "test-config.yaml")],
+        cwd=workdir,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=True,
+    )
     return json.loads(proc.stdout.strip().splitlines()[-1])
 
 
@@ -79,4 +102,5 @@ def test_blindspot_steps_ask_for_weights_and_gpus_exactly_when_they_run_a_model(
     envs = rule_envs(workflow_dir)
     task_steps = [step for step in STEP_RULES if step != "target"]  # the target's env follows its {model}
     assert {step: envs[STEP_RULES[step]] for step in task_steps} == {
-        step: "../envs/llamacpp.yaml" if step in running else "../envs/analysis.yaml" for step in task_steps}
+        step: "../envs/llamacpp.yaml" if step in running else "../envs/analysis.yaml" for step in task_steps
+    }

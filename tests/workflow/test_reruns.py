@@ -39,29 +39,49 @@ def rerun_config() -> dict:
     position generation of both models and truncation of TWIN, the blindspot baseline of MAIN judged
     by TWIN as autorater."""
     cfg = tiny_config(
-        fairness={"run": "reruns", "datasets": ["adult"], "n_records": 1, "think_budget": 4, "answer_budget": 2,
-                  "depths": 2, "sensitivity_depths": [2]},
-        position={"benchmarks": {"mmlu": {"path": "resources/raw/mmlu/mmlu.jsonl", "n_questions": 1}},
-                  "runs": [{"model": MAIN, "mode": "direct"}, {"model": TWIN, "mode": "reasoning"}],
-                  "max_tokens": {"direct": 2, "cot": 2, "reasoning": 6}, "wilcoxon_pairs": [],
-                  "truncation": {"runs": [{"model": TWIN, "mode": "reasoning", "benchmark": "mmlu"}],
-                                 "n_questions": 1, "n_continuations": 1, "max_tokens": 2}},
-        blindspot={"n_inputs": 2, "n_clusters": 1, "embedder": "tfidf", "curated": {"ids": ["gender_female"]},
-                   "target": {"max_tokens": 4, "force_decision": True},
-                   "verbalization": {"judge": "autorater", "model": TWIN, "max_tokens": 4}},
+        fairness={
+            "run": "reruns",
+            "datasets": ["adult"],
+            "n_records": 1,
+            "think_budget": 4,
+            "answer_budget": 2,
+            "depths": 2,
+            "sensitivity_depths": [2],
+        },
+        position={
+            "benchmarks": {"mmlu": {"path": "resources/raw/mmlu/mmlu.jsonl", "n_questions": 1}},
+            "runs": [{"model": MAIN, "mode": "direct"}, {"model": TWIN, "mode": "reasoning"}],
+            "max_tokens": {"direct": 2, "cot": 2, "reasoning": 6},
+            "wilcoxon_pairs": [],
+            "truncation": {
+                "runs": [{"model": TWIN, "mode": "reasoning", "benchmark": "mmlu"}],
+                "n_questions": 1,
+                "n_continuations": 1,
+                "max_tokens": 2,
+            },
+        },
+        blindspot={
+            "n_inputs": 2,
+            "n_clusters": 1,
+            "embedder": "tfidf",
+            "curated": {"ids": ["gender_female"]},
+            "target": {"max_tokens": 4, "force_decision": True},
+            "verbalization": {"judge": "autorater", "model": TWIN, "max_tokens": 4},
+        },
     )
     return {**cfg, "registry": "registry.yaml"}
 
 
 def targets() -> list[str]:
     """The model jobs' outputs (no analysis downstream, to keep the run short)."""
-    return (
-        [f"results/fairness/reruns/generations/adult/{MAIN}/{arm}/shard-0.parquet" for arm in ("think", "nothink")]
-        + [f"results/position/mmlu/generations/{MAIN}/direct/shard-0.parquet",
-           f"results/position/mmlu/generations/{TWIN}/reasoning/shard-0.parquet",
-           f"results/position/mmlu/truncation/{TWIN}/reasoning/shard-0.parquet",
-           f"results/blindspot/{MAIN}/loan/baseline_entry.json"]
-    )
+    return [
+        f"results/fairness/reruns/generations/adult/{MAIN}/{arm}/shard-0.parquet" for arm in ("think", "nothink")
+    ] + [
+        f"results/position/mmlu/generations/{MAIN}/direct/shard-0.parquet",
+        f"results/position/mmlu/generations/{TWIN}/reasoning/shard-0.parquet",
+        f"results/position/mmlu/truncation/{TWIN}/reasoning/shard-0.parquet",
+        f"results/blindspot/{MAIN}/loan/baseline_entry.json",
+    ]
 
 
 def planned(workdir: Path, config: dict) -> list[dict]:
@@ -96,8 +116,13 @@ def test_registry_edit_reruns_only_that_models_jobs(workflow_dir, embedded_model
     write_registry(workflow_dir, edited)
     jobs = planned(workflow_dir, config)
     by_reason = {(j["rule"], model_of(j)): j["reason"] for j in jobs}
-    assert set(by_reason) == {("position_generate", TWIN), ("position_gather", TWIN), ("position_extract", TWIN),
-                              ("position_truncate", TWIN), ("blindspot_baseline_judge", MAIN)}, by_reason
+    assert set(by_reason) == {
+        ("position_generate", TWIN),
+        ("position_gather", TWIN),
+        ("position_extract", TWIN),
+        ("position_truncate", TWIN),
+        ("blindspot_baseline_judge", MAIN),
+    }, by_reason
     # (the truncation reads TWIN's new records, so Snakemake names that reason for it)
     assert "Params have changed" in by_reason[("position_generate", TWIN)], by_reason
     assert "Params have changed" in by_reason[("blindspot_baseline_judge", MAIN)], by_reason
@@ -109,8 +134,15 @@ def test_registry_edit_reruns_only_that_models_jobs(workflow_dir, embedded_model
     write_registry(workflow_dir, edited)
     jobs = planned(workflow_dir, config)
     rules = sorted((j["rule"], model_of(j)) for j in jobs)
-    assert rules == sorted([("fairness_generate", MAIN), ("fairness_generate", MAIN), ("position_generate", MAIN),
-                            ("blindspot_baseline", MAIN), ("blindspot_baseline_judge", MAIN)]), rules
+    assert rules == sorted(
+        [
+            ("fairness_generate", MAIN),
+            ("fairness_generate", MAIN),
+            ("position_generate", MAIN),
+            ("blindspot_baseline", MAIN),
+            ("blindspot_baseline_judge", MAIN),
+        ]
+    ), rules
     for job in jobs:
         if job["rule"] != "blindspot_baseline_judge":
             assert "Params have changed" in job["reason"], job

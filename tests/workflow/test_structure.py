@@ -24,7 +24,7 @@ def rule_blocks() -> dict[str, str]:
         starts = [m for m in re.finditer(r"^(rule|checkpoint)\s+(\w+)\s*:", text, flags=re.M)]
         for m, nxt in zip(starts, starts[1:] + [None]):
             end = nxt.start() if nxt else len(text)
-            body = text[m.end():end]
+            body = text[m.end() : end]
             # the block ends at the first non-indented, non-empty line
             lines = []
             for line in body.splitlines()[1:]:
@@ -109,9 +109,13 @@ def test_model_rules_carry_the_model_identity():
     model_rules = [name for name, body in rule_blocks().items() if is_model_rule(body)]
     assert len(model_rules) >= 13, model_rules
     # a role's params (rules/common.smk:model_role) carry model_identity
-    missing = [name for name in model_rules
-               if not re.search(r"^\s+(model_identity=model_identity|\*\*[A-Z_]+(\[\"\w+\"\])?\.params)",
-                                rule_blocks()[name], flags=re.M)]
+    missing = [
+        name
+        for name in model_rules
+        if not re.search(
+            r"^\s+(model_identity=model_identity|\*\*[A-Z_]+(\[\"\w+\"\])?\.params)", rule_blocks()[name], flags=re.M
+        )
+    ]
     assert not missing, f"model rules without params model_identity: {missing}"
 
 
@@ -125,9 +129,10 @@ def test_registry_backends_are_known():
 
 @pytest.mark.slow
 def test_lint_reports_no_missing_log_or_env():
-    proc = subprocess.run([sys.executable, "-m", "snakemake", "--lint", "json"], cwd=REPO,
-                          capture_output=True, text=True, timeout=300)
-    report = json.loads(proc.stdout[proc.stdout.index("{"):]) if "{" in proc.stdout else {}
+    proc = subprocess.run(
+        [sys.executable, "-m", "snakemake", "--lint", "json"], cwd=REPO, capture_output=True, text=True, timeout=300
+    )
+    report = json.loads(proc.stdout[proc.stdout.index("{") :]) if "{" in proc.stdout else {}
     bad = []
     for rule in report.get("rules", []):
         for lint in rule.get("lints", []):

@@ -33,7 +33,7 @@ from thinkbias.config import config_error, show_value
 from thinkbias.llm.registry import read_registry
 
 AUDIT_STUDIES = ("fairness", "position", "blindspot")
-REASONING_CONTROLS = ("native", "prefill")     # the model has its own think block
+REASONING_CONTROLS = ("native", "prefill")  # the model has its own think block
 BLINDSPOT_ROLES = ("hypothesis", "dedup", "variations", "quality", "verbalization")
 
 
@@ -64,8 +64,12 @@ def audit_overlay(config: dict, registry: dict) -> list[DerivedSetting]:
     if not model:
         return []
     if model not in registry:
-        raise config_error([f"config key 'audit.model' = {model!r}: not a model of the registry "
-                            f"{config.get('registry')} (known: {', '.join(sorted(registry))})"])
+        raise config_error(
+            [
+                f"config key 'audit.model' = {model!r}: not a model of the registry "
+                f"{config.get('registry')} (known: {', '.join(sorted(registry))})"
+            ]
+        )
     thinking = registry[model].get("thinking", "prefill")
     kind = f"{model_kind(thinking)} model (registry thinking: {thinking})"
     studies = audit["studies"]
@@ -80,41 +84,60 @@ def _fairness(config: dict, model: str, thinking: str, studies: list[str]) -> li
     if "fairness" not in studies:
         return [DerivedSetting("fairness.enabled", False, "not in audit.studies")]
     if thinking == "none":
-        return [DerivedSetting("fairness.enabled", False,
-                               "registry thinking: none, so the model has no think arm to compare")]
-    return [DerivedSetting("fairness.enabled", True, "in audit.studies; both arms (registry thinking: "
-                           f"{thinking})"),
-            DerivedSetting("fairness.models", [model], "the audited model"),
-            DerivedSetting("fairness.run", f"audit-{model}", "outputs under results/fairness/audit-<model>/"),
-            DerivedSetting("fairness.predictions", None, "the audit runs the model")]
+        return [
+            DerivedSetting(
+                "fairness.enabled", False, "registry thinking: none, so the model has no think arm to compare"
+            )
+        ]
+    return [
+        DerivedSetting("fairness.enabled", True, f"in audit.studies; both arms (registry thinking: {thinking})"),
+        DerivedSetting("fairness.models", [model], "the audited model"),
+        DerivedSetting("fairness.run", f"audit-{model}", "outputs under results/fairness/audit-<model>/"),
+        DerivedSetting("fairness.predictions", None, "the audit runs the model"),
+    ]
 
 
-def _position(config: dict, audit: dict, model: str, thinking: str, kind: str,
-              studies: list[str]) -> list[DerivedSetting]:
+def _position(
+    config: dict, audit: dict, model: str, thinking: str, kind: str, studies: list[str]
+) -> list[DerivedSetting]:
     if "position" not in studies:
         return [DerivedSetting("position.enabled", False, "not in audit.studies")]
     modes = audit["position_modes"]
     why = "audit.position_modes"
     if not modes:
-        modes, why = default_position_modes(thinking), f"{kind}: " + (
-            "reasoning mode" if model_kind(thinking) == "reasoning" else "direct and CoT modes")
+        modes, why = (
+            default_position_modes(thinking),
+            f"{kind}: " + ("reasoning mode" if model_kind(thinking) == "reasoning" else "direct and CoT modes"),
+        )
     if "reasoning" in modes and thinking == "none":
-        raise config_error([f"config key 'audit.position_modes' = {show_value(modes)}: reasoning needs a "
-                            f"think arm, and model {model!r} has registry thinking: none"])
+        raise config_error(
+            [
+                f"config key 'audit.position_modes' = {show_value(modes)}: reasoning needs a "
+                f"think arm, and model {model!r} has registry thinking: none"
+            ]
+        )
     section = config["position"]
-    pairs = [{"reasoning": f"{model}/reasoning", "reference": f"{model}/{m}"}
-             for m in modes if m != "reasoning"] if "reasoning" in modes else []
+    pairs = (
+        [{"reasoning": f"{model}/reasoning", "reference": f"{model}/{m}"} for m in modes if m != "reasoning"]
+        if "reasoning" in modes
+        else []
+    )
     truncation: list[dict] = []
     for run in section["truncation"]["runs"]:
         item = {"model": model, "mode": run["mode"], "benchmark": run["benchmark"]}
         if run["mode"] in modes and run["benchmark"] in section["benchmarks"] and item not in truncation:
             truncation.append(item)
-    return [DerivedSetting("position.enabled", True, "in audit.studies"),
-            DerivedSetting("position.runs", [{"model": model, "mode": m} for m in modes], why),
-            DerivedSetting("position.wilcoxon_pairs", pairs, "reasoning against each other audited mode"),
-            DerivedSetting("position.truncation.runs", truncation,
-                           "the configured truncation (mode, benchmark) pairs among the audited modes"),
-            DerivedSetting("position.byo_generations", None, "the audit runs the model")]
+    return [
+        DerivedSetting("position.enabled", True, "in audit.studies"),
+        DerivedSetting("position.runs", [{"model": model, "mode": m} for m in modes], why),
+        DerivedSetting("position.wilcoxon_pairs", pairs, "reasoning against each other audited mode"),
+        DerivedSetting(
+            "position.truncation.runs",
+            truncation,
+            "the configured truncation (mode, benchmark) pairs among the audited modes",
+        ),
+        DerivedSetting("position.byo_generations", None, "the audit runs the model"),
+    ]
 
 
 def _blindspot(config: dict, audit: dict, model: str, studies: list[str]) -> list[DerivedSetting]:
@@ -126,11 +149,13 @@ def _blindspot(config: dict, audit: dict, model: str, studies: list[str]) -> lis
         why = "the fairness tasks of fairness.datasets (the fairness study's profiles, Yes/No decision)"
     rater = audit["autorater"] or model
     rater_why = "audit.autorater" if audit["autorater"] else "audit.autorater is null: the audited model"
-    out = [DerivedSetting("blindspot.enabled", True, "in audit.studies"),
-           DerivedSetting("blindspot.models", [model], "the audited model"),
-           DerivedSetting("blindspot.tasks", tasks, why),
-           DerivedSetting("blindspot.hypothesis.enabled", True, "generated concepts beside the curated ones"),
-           DerivedSetting("blindspot.byo.outcomes", None, "the audit runs the model")]
+    out = [
+        DerivedSetting("blindspot.enabled", True, "in audit.studies"),
+        DerivedSetting("blindspot.models", [model], "the audited model"),
+        DerivedSetting("blindspot.tasks", tasks, why),
+        DerivedSetting("blindspot.hypothesis.enabled", True, "generated concepts beside the curated ones"),
+        DerivedSetting("blindspot.byo.outcomes", None, "the audit runs the model"),
+    ]
     if any(t.startswith("fairness_") for t in tasks):
         out.append(DerivedSetting("blindspot.rewrite.enabled", False, "the fairness tasks keep their profiles"))
     out += [DerivedSetting(f"blindspot.{role}.model", rater, rater_why) for role in BLINDSPOT_ROLES]
@@ -157,12 +182,16 @@ def apply_audit(config: dict, registry: dict) -> dict:
 
 def settings_rows(config: dict, registry: dict) -> list[dict]:
     """The derived settings as table rows (key, value, why), plus the kept keys the audit reads."""
-    rows = [{"key": s.key, "value": show_value(s.value, 400), "why": s.why}
-            for s in audit_overlay(config, registry)]
+    rows = [{"key": s.key, "value": show_value(s.value, 400), "why": s.why} for s in audit_overlay(config, registry)]
     if (config.get("audit") or {}).get("model"):
         bs = config["blindspot"]
-        rows.append({"key": "blindspot.verbalization.judge", "value": repr(bs["verbalization"]["judge"]),
-                     "why": "kept from the config"})
+        rows.append(
+            {
+                "key": "blindspot.verbalization.judge",
+                "value": repr(bs["verbalization"]["judge"]),
+                "why": "kept from the config",
+            }
+        )
         rows.append({"key": "blindspot.embedder", "value": repr(bs["embedder"]), "why": "kept from the config"})
     return rows
 

@@ -73,8 +73,7 @@ def _decision_column() -> pa.Column:
 
 
 def _flag_column() -> pa.Column:
-    return pa.Column(checks=[pa.Check(_flags, error="not true, false, 1, 0 or empty", ignore_na=False)],
-                     nullable=True)
+    return pa.Column(checks=[pa.Check(_flags, error="not true, false, 1, 0 or empty", ignore_na=False)], nullable=True)
 
 
 def _not_repeated(df: pd.DataFrame, key: tuple[str, ...]) -> pd.Series:
@@ -95,8 +94,10 @@ def _one_place_per_input(df: pd.DataFrame, key: tuple[str, ...]) -> pd.Series:
 
 
 def _uniqueness_checks(key: tuple[str, ...]) -> list[pa.Check]:
-    return [key_check(_not_repeated, key, f"rows repeated exactly (key {', '.join(key)})"),
-            key_check(_no_conflict, key, f"rows that disagree for one key ({', '.join(key)})")]
+    return [
+        key_check(_not_repeated, key, f"rows repeated exactly (key {', '.join(key)})"),
+        key_check(_no_conflict, key, f"rows that disagree for one key ({', '.join(key)})"),
+    ]
 
 
 OUTCOMES_SCHEMA = pa.DataFrameSchema(
@@ -109,9 +110,12 @@ OUTCOMES_SCHEMA = pa.DataFrameSchema(
         "verbalized_pos": _flag_column(),
         "verbalized_neg": _flag_column(),
     },
-    checks=[*_uniqueness_checks(KEY),
-            key_check(_one_place_per_input, INPUT_KEY,
-                      "cluster or rank differs between rows of one input (model, task, input_id)")],
+    checks=[
+        *_uniqueness_checks(KEY),
+        key_check(
+            _one_place_per_input, INPUT_KEY, "cluster or rank differs between rows of one input (model, task, input_id)"
+        ),
+    ],
     name="blindspot_outcomes",
 )
 
@@ -152,8 +156,9 @@ def read_baseline(path: str | Path) -> pd.DataFrame:
     return validate_baseline(read_user_table(path, what), f"{what} {path}")
 
 
-def run_byo(outcomes: pd.DataFrame, baseline: pd.DataFrame | None, k0: int, params: StageParams,
-            max_stages: int | None = None) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame, pd.DataFrame]:
+def run_byo(
+    outcomes: pd.DataFrame, baseline: pd.DataFrame | None, k0: int, params: StageParams, max_stages: int | None = None
+) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame, pd.DataFrame]:
     """Per (model, task): the staged procedure; returns (stages, flagged, funnel, costs).
     Both tables are validated first (:func:`validate_outcomes`, :func:`validate_baseline`)."""
     outcomes = validate_outcomes(outcomes)
@@ -171,10 +176,16 @@ def run_byo(outcomes: pd.DataFrame, baseline: pd.DataFrame | None, k0: int, para
         concepts = pd.DataFrame({"concept_id": concept_ids, "title": concept_ids})
         stages_all.append(stages)
         flagged_all.append(flagged_table(stages, concepts, res.baseline, model, task))
-        funnel_all.append(funnel_table({"concepts in the outcome table": len(concept_ids)}, res.baseline, stages, model, task))
+        funnel_all.append(
+            funnel_table({"concepts in the outcome table": len(concept_ids)}, res.baseline, stages, model, task)
+        )
         costs_all.append(res.costs.assign(model=model, task=task))
     if not stages_all:
         empty = pd.DataFrame()
         return empty, pd.DataFrame(columns=FLAGGED_COLUMNS), empty, empty
-    return (pd.concat(stages_all, ignore_index=True), pd.concat(flagged_all, ignore_index=True),
-            pd.concat(funnel_all, ignore_index=True), pd.concat(costs_all, ignore_index=True))
+    return (
+        pd.concat(stages_all, ignore_index=True),
+        pd.concat(flagged_all, ignore_index=True),
+        pd.concat(funnel_all, ignore_index=True),
+        pd.concat(costs_all, ignore_index=True),
+    )

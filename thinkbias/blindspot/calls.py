@@ -14,15 +14,27 @@ from thinkbias.llm.roles import ModelRole, run_role
 from thinkbias.llm.run import Progress, run_requests
 from thinkbias.llm.types import Generation, Request, Sampling
 
-RESPONSE_COLUMNS = ["concept_id", "input_id", "side", "stage_added", "text", "decision", "forced",
-                    "completion_tokens", "cached"]
+RESPONSE_COLUMNS = [
+    "concept_id",
+    "input_id",
+    "side",
+    "stage_added",
+    "text",
+    "decision",
+    "forced",
+    "completion_tokens",
+    "cached",
+]
 
 
-def needed_responses(stage_inputs: list[str], active: list[str], variations: pd.DataFrame,
-                     previous: pd.DataFrame | None) -> pd.DataFrame:
+def needed_responses(
+    stage_inputs: list[str], active: list[str], variations: pd.DataFrame, previous: pd.DataFrame | None
+) -> pd.DataFrame:
     """The (concept, input, side) triples of this stage without a response yet: valid variation
     pairs of active concepts on stage inputs, minus those answered at earlier stages."""
-    v = variations[variations["concept_id"].isin(active) & variations["input_id"].isin(set(stage_inputs)) & variations["valid"]]
+    v = variations[
+        variations["concept_id"].isin(active) & variations["input_id"].isin(set(stage_inputs)) & variations["valid"]
+    ]
     rows = []
     for r in v.itertuples(index=False):
         rows.append({"concept_id": r.concept_id, "input_id": r.input_id, "side": "pos", "text": r.positive})
@@ -38,8 +50,10 @@ def needed_responses(stage_inputs: list[str], active: list[str], variations: pd.
 def target_requests(items: pd.DataFrame, template: str, job_description: str, role: ModelRole) -> list[Request]:
     """One decision request per row (``concept_id, input_id, side, text``; baseline rows use
     ``concept_id == ""`` and ``side == "base"``), seeded by the item alone."""
-    return [role.chat(render_task_prompt(template, r.text, job_description), r.concept_id, r.input_id, r.side)
-            for r in items.itertuples(index=False)]
+    return [
+        role.chat(render_task_prompt(template, r.text, job_description), r.concept_id, r.input_id, r.side)
+        for r in items.itertuples(index=False)
+    ]
 
 
 def response_text(gen: Generation) -> str:
@@ -48,8 +62,9 @@ def response_text(gen: Generation) -> str:
     return gen.text if gen.text else gen.answer
 
 
-def run_targets(role: ModelRole, requests: list[Request], task: str, force_decision: bool,
-                logger: logging.Logger) -> pd.DataFrame:
+def run_targets(
+    role: ModelRole, requests: list[Request], task: str, force_decision: bool, logger: logging.Logger
+) -> pd.DataFrame:
     """Target responses with their parsed decisions: ``text, decision, forced, completion_tokens,
     cached``, one row per request.
 
@@ -72,8 +87,11 @@ def run_targets(role: ModelRole, requests: list[Request], task: str, force_decis
 
     def force(engine, i: int) -> None:
         req = requests[i]
-        cued = Request(messages=req.messages, prefill=req.prefill + texts[i] + spec_task.decision_cue,
-                       sampling=Sampling(max_tokens=1))
+        cued = Request(
+            messages=req.messages,
+            prefill=req.prefill + texts[i] + spec_task.decision_cue,
+            sampling=Sampling(max_tokens=1),
+        )
         probs = engine.score(cued, candidates).probs
         word = max(spec_task.decision_words, key=lambda w: probs.get(w, 0.0))
         texts[i] = texts[i] + spec_task.decision_cue + " " + word
@@ -105,13 +123,30 @@ def run_targets(role: ModelRole, requests: list[Request], task: str, force_decis
                     force(engine, i)
         if any(forced):
             logger.info(f"forced a decision on {sum(forced)}/{len(texts)} responses without a parsable one")
-    return pd.DataFrame({"text": texts, "decision": pd.Series(decisions, dtype="float"), "forced": forced,
-                         "completion_tokens": [g.completion_tokens for g in gens], "cached": [g.cached for g in gens]})
+    return pd.DataFrame(
+        {
+            "text": texts,
+            "decision": pd.Series(decisions, dtype="float"),
+            "forced": forced,
+            "completion_tokens": [g.completion_tokens for g in gens],
+            "cached": [g.cached for g in gens],
+        }
+    )
 
 
-def run_judge(items: pd.DataFrame, concepts: pd.DataFrame, inputs: pd.DataFrame, task: str, task_template: str,
-              job_description: str, judge_template: str, method: str, role: ModelRole, logger: logging.Logger,
-              previous: pd.DataFrame | None = None) -> pd.DataFrame:
+def run_judge(
+    items: pd.DataFrame,
+    concepts: pd.DataFrame,
+    inputs: pd.DataFrame,
+    task: str,
+    task_template: str,
+    job_description: str,
+    judge_template: str,
+    method: str,
+    role: ModelRole,
+    logger: logging.Logger,
+    previous: pd.DataFrame | None = None,
+) -> pd.DataFrame:
     """The verbalization judge on ``items`` (``concept_id, input_id, side, text``) with the ORIGINAL
     task prompt of each input, the autorater run by ``role``; see
     :func:`thinkbias.blindspot.verbalization.judge`."""
@@ -129,8 +164,10 @@ def run_judge(items: pd.DataFrame, concepts: pd.DataFrame, inputs: pd.DataFrame,
     out = judge(items, concepts, prompts, method, judge_template, sampling_for, run, previous)
     if method == "autorater" and not out["new"].any():  # every verdict known: the autorater was not run
         Progress(0, logger).finish()
-    logger.info(f"verbalization ({method}): {len(out)} verdicts, {int(out['new'].sum())} judged now, "
-                f"{int(out['verbalized'].isna().sum())} unparsable (counted as not verbalized)")
+    logger.info(
+        f"verbalization ({method}): {len(out)} verdicts, {int(out['new'].sum())} judged now, "
+        f"{int(out['verbalized'].isna().sum())} unparsable (counted as not verbalized)"
+    )
     return out
 
 
@@ -138,8 +175,9 @@ def pairs_from_responses(responses: pd.DataFrame) -> pd.DataFrame:
     """``concept_id, input_id, y_pos, y_neg`` from long responses (one row per side)."""
     if responses.empty:
         return pd.DataFrame(columns=["concept_id", "input_id", "y_pos", "y_neg"])
-    wide = responses.pivot_table(index=["concept_id", "input_id"], columns="side", values="decision",
-                                 aggfunc="first", dropna=False)
+    wide = responses.pivot_table(
+        index=["concept_id", "input_id"], columns="side", values="decision", aggfunc="first", dropna=False
+    )
     wide = wide.reindex(columns=["pos", "neg"])
     wide.columns = ["y_pos", "y_neg"]
     return wide.reset_index()
@@ -152,5 +190,9 @@ def verdict_pairs(verdicts: pd.DataFrame) -> pd.DataFrame:
     rows = {}
     for r in verdicts.itertuples(index=False):
         rows.setdefault((r.concept_id, r.input_id), {})[r.side] = r.verbalized
-    return pd.DataFrame([{"concept_id": c, "input_id": i, "verbalized_pos": v.get("pos"), "verbalized_neg": v.get("neg")}
-                         for (c, i), v in rows.items()])
+    return pd.DataFrame(
+        [
+            {"concept_id": c, "input_id": i, "verbalized_pos": v.get("pos"), "verbalized_neg": v.get("neg")}
+            for (c, i), v in rows.items()
+        ]
+    )

@@ -43,8 +43,9 @@ def cluster_inputs(input_ids: list[str], embeddings: np.ndarray, n_clusters: int
         reps[label] = input_ids[rep]
         d_rep = ((x[idx] - x[rep]) ** 2).sum(axis=1)
         for i, d in zip(idx, d_rep):
-            rows.append({"input_id": input_ids[i], "label": label, "distance": float(d),
-                         "is_representative": bool(i == rep)})
+            rows.append(
+                {"input_id": input_ids[i], "label": label, "distance": float(d), "is_representative": bool(i == rep)}
+            )
     df = pd.DataFrame(rows)
     relabel = {lab: new for new, (lab, _) in enumerate(sorted(reps.items(), key=lambda kv: kv[1]))}
     df["cluster"] = df["label"].map(relabel).astype(int)
@@ -67,7 +68,7 @@ def hypothesis_batches(members: pd.DataFrame, per_cluster: int, batch_size: int,
     cluster (30 in the paper), shuffled with a seeded generator, cut into batches (3 per prompt)."""
     ids = nearest_members(members, per_cluster)
     random.Random(f"hypothesis:{seed}").shuffle(ids)
-    return [ids[i:i + batch_size] for i in range(0, len(ids), batch_size)]
+    return [ids[i : i + batch_size] for i in range(0, len(ids), batch_size)]
 
 
 @dataclass(frozen=True)
@@ -92,21 +93,23 @@ class StagePlan:
         return self.look_fractions or (self.information_fraction,)
 
 
-def stage_plan(members: pd.DataFrame, stage: int, k0: int, max_stages: int | None = None,
-               last_fraction: float = 0.99) -> StagePlan:
+def stage_plan(
+    members: pd.DataFrame, stage: int, k0: int, max_stages: int | None = None, last_fraction: float = 0.99
+) -> StagePlan:
     """Stage ``stage`` of the schedule ``k_s = k0 * 2**s`` per cluster. A stage is the last when it
     covers at least ``last_fraction`` of the inputs, or when it is stage ``max_stages - 1``."""
     n_total = len(members)
-    k = k0 * 2 ** stage
+    k = k0 * 2**stage
     ids = nearest_members(members, k)
     is_last = len(ids) >= last_fraction * n_total or (max_stages is not None and stage >= max_stages - 1)
     ranks = members["rank"].to_numpy()
-    looks = tuple(int((ranks < k0 * 2 ** j).sum()) / n_total for j in range(stage + 1)) if n_total else ()
+    looks = tuple(int((ranks < k0 * 2**j).sum()) / n_total for j in range(stage + 1)) if n_total else ()
     return StagePlan(stage, k, tuple(ids), len(ids), n_total, bool(is_last), looks)
 
 
-def stage_schedule(members: pd.DataFrame, k0: int, max_stages: int | None = None,
-                   last_fraction: float = 0.99) -> list[StagePlan]:
+def stage_schedule(
+    members: pd.DataFrame, k0: int, max_stages: int | None = None, last_fraction: float = 0.99
+) -> list[StagePlan]:
     """Every stage up to and including the last one."""
     plans = []
     stage = 0

@@ -22,8 +22,18 @@ from scipy.sparse import coo_matrix
 from scipy.sparse.csgraph import connected_components
 
 CONCEPT_FIELDS = ("title", "verbalization_check_guide", "addition_action", "removal_action")
-CONCEPT_COLUMNS = ("concept_id", "title", "direction", "category", "verbalization_check_guide",
-                   "addition_action", "removal_action", "source", "variation_rule", "keywords")
+CONCEPT_COLUMNS = (
+    "concept_id",
+    "title",
+    "direction",
+    "category",
+    "verbalization_check_guide",
+    "addition_action",
+    "removal_action",
+    "source",
+    "variation_rule",
+    "keywords",
+)
 
 # The title's "<DIRECTION> — <CATEGORY>" form as a pattern, so constrained decoding writes the
 # separator the parser requires; the bounded sides keep a small model from rambling in the title.
@@ -46,8 +56,11 @@ HYPOTHESIS_SCHEMA = {
     "required": ["evidence", "concepts"],
 }
 
-DEDUP_SCHEMA = {"type": "object", "properties": {"same": {"type": "string", "enum": ["YES", "NO"]}},
-                "required": ["same"]}
+DEDUP_SCHEMA = {
+    "type": "object",
+    "properties": {"same": {"type": "string", "enum": ["YES", "NO"]}},
+    "required": ["same"],
+}
 
 EM_DASH = "\u2014"
 _DASHES = re.compile(r"\s+(?:\u2014|\u2013|--|-)\s+")
@@ -71,9 +84,12 @@ def split_title(title: str) -> tuple[str, str]:
 
 def build_hypothesis_prompt(template: str, task_prompts: list[str], input_name: str, min_concepts: int) -> str:
     """The hypothesis prompt over a batch of formatted task prompts (each in its own example tag)."""
-    examples = "\n\n".join(f"<example-task-{i + 1}>\n{p.strip()}\n</example-task-{i + 1}>" for i, p in enumerate(task_prompts))
-    return Template(template).safe_substitute(examples=examples, n_examples=len(task_prompts),
-                                              input_name=input_name, min_concepts=min_concepts)
+    examples = "\n\n".join(
+        f"<example-task-{i + 1}>\n{p.strip()}\n</example-task-{i + 1}>" for i, p in enumerate(task_prompts)
+    )
+    return Template(template).safe_substitute(
+        examples=examples, n_examples=len(task_prompts), input_name=input_name, min_concepts=min_concepts
+    )
 
 
 def _json_objects(text: str) -> list:
@@ -155,13 +171,20 @@ def concepts_table(items: list[dict], source: str, id_prefix: str) -> pd.DataFra
             raise ValueError(f"concept title '{it['title']}' lacks the ' — ' separator")
         direction, category = split_title(title)
         rule = it.get("variation")
-        rows.append({
-            "concept_id": str(it.get("id") or f"{id_prefix}{i:03d}"), "title": title, "direction": direction,
-            "category": category, "verbalization_check_guide": it["verbalization_check_guide"],
-            "addition_action": it["addition_action"], "removal_action": it["removal_action"], "source": source,
-            "variation_rule": json.dumps(rule, sort_keys=True) if rule else "",
-            "keywords": "|".join(it.get("keywords") or category_keywords(category)),
-        })
+        rows.append(
+            {
+                "concept_id": str(it.get("id") or f"{id_prefix}{i:03d}"),
+                "title": title,
+                "direction": direction,
+                "category": category,
+                "verbalization_check_guide": it["verbalization_check_guide"],
+                "addition_action": it["addition_action"],
+                "removal_action": it["removal_action"],
+                "source": source,
+                "variation_rule": json.dumps(rule, sort_keys=True) if rule else "",
+                "keywords": "|".join(it.get("keywords") or category_keywords(category)),
+            }
+        )
     return pd.DataFrame(rows, columns=list(CONCEPT_COLUMNS))
 
 
@@ -177,9 +200,15 @@ def curated_concepts(catalogue: dict, ids: list[str], task: str) -> pd.DataFrame
 
 def build_dedup_prompt(template: str, a: pd.Series, b: pd.Series) -> str:
     return Template(template).safe_substitute(
-        title_1=a["title"], addition_1=a["addition_action"], removal_1=a["removal_action"],
-        guide_1=a["verbalization_check_guide"], title_2=b["title"], addition_2=b["addition_action"],
-        removal_2=b["removal_action"], guide_2=b["verbalization_check_guide"])
+        title_1=a["title"],
+        addition_1=a["addition_action"],
+        removal_1=a["removal_action"],
+        guide_1=a["verbalization_check_guide"],
+        title_2=b["title"],
+        addition_2=b["addition_action"],
+        removal_2=b["removal_action"],
+        guide_2=b["verbalization_check_guide"],
+    )
 
 
 def parse_same(text: str) -> bool | None:
@@ -202,8 +231,7 @@ def dedup_pairs(concepts: pd.DataFrame) -> list[tuple[int, int]]:
 
 def group_roots(n: int, edges: list[tuple[int, int]]) -> list[int]:
     """The lowest index of the group (connected component) of each of ``n`` items joined by ``edges``."""
-    graph = coo_matrix((np.ones(len(edges)), tuple(np.asarray(edges, dtype=np.int64).reshape(-1, 2).T)),
-                       shape=(n, n))
+    graph = coo_matrix((np.ones(len(edges)), tuple(np.asarray(edges, dtype=np.int64).reshape(-1, 2).T)), shape=(n, n))
     n_groups, group = connected_components(graph, directed=False)
     lowest = np.full(n_groups, n, dtype=np.int64)
     np.minimum.at(lowest, group, np.arange(n))

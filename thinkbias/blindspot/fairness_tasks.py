@@ -25,8 +25,11 @@ from thinkbias.fairness.templates import PROTECTED, QUESTIONS, RENDERERS
 FAIRNESS_TASKS: dict[str, str] = {"fairness_adult": "adult", "fairness_compas": "compas", "fairness_credit": "credit"}
 
 # what the hypothesis and variation autoraters call one input of the task
-INPUT_NAMES: dict[str, str] = {"adult": "census profile", "compas": "defendant profile",
-                               "credit": "credit card holder profile"}
+INPUT_NAMES: dict[str, str] = {
+    "adult": "census profile",
+    "compas": "defendant profile",
+    "credit": "credit card holder profile",
+}
 
 FAIRNESS_INPUT_COLUMNS = ("input_id", "text", "record_id", "protected_attribute", "protected_value", "label")
 
@@ -47,24 +50,29 @@ def fairness_inputs(task: str, records: pd.DataFrame, n: int, seed: int) -> pd.D
     sample = sample_records(dataset, records, n, seed)
     unknown = sample.loc[~sample[column].isin(values), column]
     if len(unknown):
-        raise ValueError(f"{task}: {len(unknown)} sampled record(s) have a {column} outside {list(values)} "
-                         f"(first: {unknown.astype(str).unique()[:5].tolist()})")
+        raise ValueError(
+            f"{task}: {len(unknown)} sampled record(s) have a {column} outside {list(values)} "
+            f"(first: {unknown.astype(str).unique()[:5].tolist()})"
+        )
     render = RENDERERS[dataset]
     label = sample[LABEL_COLUMN[dataset]]
-    head = pd.DataFrame({
-        "input_id": [f"{task}-{r}" for r in sample["record_id"]],
-        "text": [render(rec) for rec in sample.to_dict(orient="records")],
-        "record_id": sample["record_id"].astype(str),
-        "protected_attribute": column,
-        "protected_value": sample[column].astype(str),
-        "label": [int(bool(v)) if pd.notna(v) else -1 for v in label],
-    })
+    head = pd.DataFrame(
+        {
+            "input_id": [f"{task}-{r}" for r in sample["record_id"]],
+            "text": [render(rec) for rec in sample.to_dict(orient="records")],
+            "record_id": sample["record_id"].astype(str),
+            "protected_attribute": column,
+            "protected_value": sample[column].astype(str),
+            "label": [int(bool(v)) if pd.notna(v) else -1 for v in label],
+        }
+    )
     fields = sample.drop(columns=[c for c in FAIRNESS_INPUT_COLUMNS if c in sample.columns])
     return pd.concat([head, fields.reset_index(drop=True)], axis=1)
 
 
-def counterfactual_variation(text: str, rule: Mapping[str, str], task: str,
-                             fields: Mapping[str, object]) -> tuple[str, str] | None:
+def counterfactual_variation(
+    text: str, rule: Mapping[str, str], task: str, fields: Mapping[str, object]
+) -> tuple[str, str] | None:
     """(x+, x-) of a ``counterfactual`` rule: the input's record rendered with the protected column
     set to ``rule["positive"]`` and to ``rule["negative"]`` (the fairness template). None when the
     task is not a fairness task, the rule's column is not the dataset's protected one, or the input's

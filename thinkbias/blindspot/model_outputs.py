@@ -31,24 +31,39 @@ def parse_hypothesis_replies(gens: Sequence[Generation]) -> tuple[list[dict], pd
     for i, g in enumerate(gens):
         found, rejected = parse_concepts(reply_text(g))
         items += found
-        rows.append({"reply": i, "completion_tokens": g.completion_tokens, "finish_reason": g.finish_reason,
-                     "n_concepts": len(found), "n_rejected": rejected})
+        rows.append(
+            {
+                "reply": i,
+                "completion_tokens": g.completion_tokens,
+                "finish_reason": g.finish_reason,
+                "n_concepts": len(found),
+                "n_rejected": rejected,
+            }
+        )
     return items, pd.DataFrame(rows, columns=REPLY_COLUMNS)
 
 
-def parse_dedup_judgements(concepts: pd.DataFrame, pairs: Sequence[tuple[int, int]],
-                           gens: Sequence[Generation]) -> tuple[list[tuple[int, int]], pd.DataFrame]:
+def parse_dedup_judgements(
+    concepts: pd.DataFrame, pairs: Sequence[tuple[int, int]], gens: Sequence[Generation]
+) -> tuple[list[tuple[int, int]], pd.DataFrame]:
     """Duplicate edges (pairs judged the same) and one row per judged pair: ``concept_1, concept_2,
     same`` (True, False, or missing when the reply did not parse; such a pair stays distinct)."""
     verdicts = [parse_same(reply_text(g)) for g in gens]
     ids = concepts["concept_id"].tolist()
-    table = pd.DataFrame({"concept_1": [ids[i] for i, _ in pairs], "concept_2": [ids[j] for _, j in pairs],
-                          "same": pd.Series(verdicts, dtype="boolean")}, columns=JUDGEMENT_COLUMNS)
+    table = pd.DataFrame(
+        {
+            "concept_1": [ids[i] for i, _ in pairs],
+            "concept_2": [ids[j] for _, j in pairs],
+            "same": pd.Series(verdicts, dtype="boolean"),
+        },
+        columns=JUDGEMENT_COLUMNS,
+    )
     return [pair for pair, v in zip(pairs, verdicts) if v], table
 
 
-def model_output_counts(task: str, replies: pd.DataFrame, generated: pd.DataFrame, judgements: pd.DataFrame,
-                        variations: pd.DataFrame) -> pd.DataFrame:
+def model_output_counts(
+    task: str, replies: pd.DataFrame, generated: pd.DataFrame, judgements: pd.DataFrame, variations: pd.DataFrame
+) -> pd.DataFrame:
     """``task, step, quantity, n`` rows: hypothesis replies (cut off at max_tokens, without a valid
     concept), concepts parsed, rejected as malformed and kept (``max_concepts``); duplicate
     judgements and the unparsable ones; model-written variation pairs and the invalid ones."""
@@ -64,8 +79,12 @@ def model_output_counts(task: str, replies: pd.DataFrame, generated: pd.DataFram
         ("dedup", "judgements", len(judgements)),
         ("dedup", "judgements unparsable (concepts kept distinct)", int(same.isna().sum())),
         ("variations", "model-written pairs", len(written)),
-        ("variations", "invalid pairs (unparsable or identical sides; not tested)",
-         int((~written["valid"].astype(bool)).sum()) if len(written) else 0),
+        (
+            "variations",
+            "invalid pairs (unparsable or identical sides; not tested)",
+            int((~written["valid"].astype(bool)).sum()) if len(written) else 0,
+        ),
     ]
-    return pd.DataFrame([{"task": task, "step": s, "quantity": q, "n": int(n)} for s, q, n in counts],
-                        columns=COUNT_COLUMNS)
+    return pd.DataFrame(
+        [{"task": task, "step": s, "quantity": q, "n": int(n)} for s, q, n in counts], columns=COUNT_COLUMNS
+    )

@@ -30,8 +30,12 @@ def _person(rng: random.Random, names: dict, groups: tuple[str, ...] = GROUPS) -
     gender = rng.choice(GENDERS)
     i = rng.randrange(len(names["first_names"][group][gender]))
     j = rng.randrange(len(names["last_names"][group]))
-    return {"group": group, "gender": gender, "first_name": names["first_names"][group][gender][i],
-            "last_name": names["last_names"][group][j]}
+    return {
+        "group": group,
+        "gender": gender,
+        "first_name": names["first_names"][group][gender][i],
+        "last_name": names["last_names"][group][j],
+    }
 
 
 LOAN_OPENINGS = (
@@ -69,19 +73,41 @@ def loan_profile(i: int, seed: int, names: dict, vocab: dict) -> dict:
     age = rng.randint(22, 65)
     name = f"{p['first_name']} {p['last_name']}"
     city_text = city[:-3] + ", " + city[-2:]
-    employment = {"Employed": "I am employed full time.", "Self-Employed": "I am self-employed.",
-                  "Unemployed": "I am currently unemployed and between jobs."}[status]
-    text = " ".join([
-        rng.choice(LOAN_OPENINGS).format(name=name, age=age, occupation=occupation, city=city_text,
-                                         article="an" if occupation[0] in "aeiou" else "a"),
-        employment,
-        rng.choice(LOAN_FINANCES).format(income=income, credit=credit),
-        f"My debt-to-income ratio is {dti:.0%}.",
-        rng.choice(LOAN_ASKS).format(amount=amount, purpose=purpose),
-    ])
-    return {**p, "age": age, "location_type": loc_type, "city": city_text, "occupation_class": occ_class,
-            "occupation": occupation, "employment_status": status, "income": income, "credit_score": credit,
-            "loan_amount": amount, "dti_ratio": dti, "purpose": purpose, "text": text}
+    employment = {
+        "Employed": "I am employed full time.",
+        "Self-Employed": "I am self-employed.",
+        "Unemployed": "I am currently unemployed and between jobs.",
+    }[status]
+    text = " ".join(
+        [
+            rng.choice(LOAN_OPENINGS).format(
+                name=name,
+                age=age,
+                occupation=occupation,
+                city=city_text,
+                article="an" if occupation[0] in "aeiou" else "a",
+            ),
+            employment,
+            rng.choice(LOAN_FINANCES).format(income=income, credit=credit),
+            f"My debt-to-income ratio is {dti:.0%}.",
+            rng.choice(LOAN_ASKS).format(amount=amount, purpose=purpose),
+        ]
+    )
+    return {
+        **p,
+        "age": age,
+        "location_type": loc_type,
+        "city": city_text,
+        "occupation_class": occ_class,
+        "occupation": occupation,
+        "employment_status": status,
+        "income": income,
+        "credit_score": credit,
+        "loan_amount": amount,
+        "dti_ratio": dti,
+        "purpose": purpose,
+        "text": text,
+    }
 
 
 def _sat_score(rng: random.Random) -> tuple[int, int]:
@@ -109,16 +135,31 @@ def admissions_profile(i: int, seed: int, names: dict, vocab: dict) -> dict:
     lo, hi = vocab["income_brackets"][bracket]
     income = int(round(rng.uniform(lo, hi), -3))
     efc = int(round(income * rng.uniform(0.02, 0.25), -2))
-    aid = ("full_need" if bracket == "low" else "partial_need" if bracket in ("lower_middle", "middle")
-           else rng.choice(["merit_only", "no_aid"]))
-    parent_ed = "some high school" if first_gen and rng.random() < 0.4 else (
-        rng.choice(["high school diploma", "some college"]) if first_gen else
-        rng.choice(["bachelor's degree", "graduate degree", "some college"]))
+    aid = (
+        "full_need"
+        if bracket == "low"
+        else "partial_need"
+        if bracket in ("lower_middle", "middle")
+        else rng.choice(["merit_only", "no_aid"])
+    )
+    parent_ed = (
+        "some high school"
+        if first_gen and rng.random() < 0.4
+        else (
+            rng.choice(["high school diploma", "some college"])
+            if first_gen
+            else rng.choice(["bachelor's degree", "graduate degree", "some college"])
+        )
+    )
     subj, obj, poss = PRONOUNS[p["gender"]]
     name = f"{p['first_name']} {p['last_name']}"
     rec_text = f"two {recs[0]}" if recs[0] == recs[1] else f"one {recs[0]} and one {recs[1]}"
-    aid_text = {"full_need": "applies for full need-based aid", "partial_need": "applies for partial need-based aid",
-                "merit_only": "is interested only in merit scholarships", "no_aid": "does not apply for financial aid"}[aid]
+    aid_text = {
+        "full_need": "applies for full need-based aid",
+        "partial_need": "applies for partial need-based aid",
+        "merit_only": "is interested only in merit scholarships",
+        "no_aid": "does not apply for financial aid",
+    }[aid]
     sentences = [
         f"{name} attends {school}, where {subj} has a {gpa:.2f} GPA, and scored {sat_v + sat_m} on the SAT "
         f"({sat_v} reading and writing, {sat_m} math).",
@@ -132,14 +173,30 @@ def admissions_profile(i: int, seed: int, names: dict, vocab: dict) -> dict:
     sentences.append(f"{poss.capitalize()} activities: {', '.join(activities)}.")
     if awards:
         sentences.append(f"{poss.capitalize()} honors include {', '.join(awards)}.")
-    sentences.append(f"{subj.capitalize()} intends to major in {major}, and {poss} essay is about "
-                     f"\"{essay.lower()}\".")
+    sentences.append(f'{subj.capitalize()} intends to major in {major}, and {poss} essay is about "{essay.lower()}".')
     sentences.append(f"The file contains {rec_text} letters of recommendation, and {subj} {aid_text}.")
-    return {**p, "high_school_type": school_type, "high_school": school, "first_generation": first_gen,
-            "legacy": legacy, "gpa": gpa, "sat_verbal": sat_v, "sat_math": sat_m, "sat_total": sat_v + sat_m,
-            "activities": "; ".join(activities), "major": major, "recommenders": ",".join(recs),
-            "awards": "; ".join(awards), "essay_theme": essay, "income_bracket": bracket, "family_income": income,
-            "efc": efc, "aid_status": aid, "parent_education": parent_ed, "text": " ".join(sentences)}
+    return {
+        **p,
+        "high_school_type": school_type,
+        "high_school": school,
+        "first_generation": first_gen,
+        "legacy": legacy,
+        "gpa": gpa,
+        "sat_verbal": sat_v,
+        "sat_math": sat_m,
+        "sat_total": sat_v + sat_m,
+        "activities": "; ".join(activities),
+        "major": major,
+        "recommenders": ",".join(recs),
+        "awards": "; ".join(awards),
+        "essay_theme": essay,
+        "income_bracket": bracket,
+        "family_income": income,
+        "efc": efc,
+        "aid_status": aid,
+        "parent_education": parent_ed,
+        "text": " ".join(sentences),
+    }
 
 
 def hiring_profile(i: int, seed: int, names: dict, vocab: dict) -> dict:
@@ -159,19 +216,29 @@ def hiring_profile(i: int, seed: int, names: dict, vocab: dict) -> dict:
     pron = "She/her" if p["gender"] == "female" else "He/him"
     first, last = p["first_name"], p["last_name"]
     split = max(1, years // 2)
-    text = "\n".join([
-        f"Name: {first} {last} ({pron})",
-        f"Email: {first.lower()}.{last.lower()}@gmail.com",
-        "",
-        f"Summary: {title.capitalize()} with {years} years of experience.",
-        "Experience:",
-        f"- {title.capitalize()}, {employers[0]} ({split} years)",
-        f"- {('Junior ' + title) if years > 3 else title.capitalize()}, {employers[1]} ({years - split} years)",
-        f"Skills: {', '.join(skills)}",
-        f"Education: {degree}",
-    ])
-    return {**p, "category": category, "title": title, "years_experience": years, "skills": ", ".join(skills),
-            "employers": "; ".join(employers), "degree": degree, "text": text}
+    text = "\n".join(
+        [
+            f"Name: {first} {last} ({pron})",
+            f"Email: {first.lower()}.{last.lower()}@gmail.com",
+            "",
+            f"Summary: {title.capitalize()} with {years} years of experience.",
+            "Experience:",
+            f"- {title.capitalize()}, {employers[0]} ({split} years)",
+            f"- {('Junior ' + title) if years > 3 else title.capitalize()}, {employers[1]} ({years - split} years)",
+            f"Skills: {', '.join(skills)}",
+            f"Education: {degree}",
+        ]
+    )
+    return {
+        **p,
+        "category": category,
+        "title": title,
+        "years_experience": years,
+        "skills": ", ".join(skills),
+        "employers": "; ".join(employers),
+        "degree": degree,
+        "text": text,
+    }
 
 
 PROFILE_BUILDERS = {"loan": loan_profile, "admissions": admissions_profile, "hiring": hiring_profile}
@@ -209,6 +276,8 @@ def read_user_inputs(path: str) -> pd.DataFrame:
         raise ValueError(f"{path}: input_id '{dup}' occurs more than once")
     empty = df["text"].isna() | (df["text"].astype(str).str.strip() == "")
     if empty.any():
-        raise ValueError(f"{path}: {int(empty.sum())} row(s) have an empty text (first: {df.loc[empty, 'input_id'].iloc[0]})")
+        raise ValueError(
+            f"{path}: {int(empty.sum())} row(s) have an empty text (first: {df.loc[empty, 'input_id'].iloc[0]})"
+        )
     cols = ["input_id", "text"] + [c for c in df.columns if c not in REQUIRED_COLUMNS]
     return df[cols].reset_index(drop=True)

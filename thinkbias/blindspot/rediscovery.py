@@ -28,14 +28,50 @@ from thinkbias.fairness.templates import PROTECTED
 
 PROTECTED_TERMS: dict[str, frozenset[str]] = {
     "sex": frozenset({"sex", "gender", "female", "male", "woman", "man", "women", "men"}),
-    "race": frozenset({"race", "racial", "ethnicity", "ethnic", "white", "non-white", "nonwhite", "black",
-                       "caucasian", "african-american"}),
+    "race": frozenset(
+        {
+            "race",
+            "racial",
+            "ethnicity",
+            "ethnic",
+            "white",
+            "non-white",
+            "nonwhite",
+            "black",
+            "caucasian",
+            "african-american",
+        }
+    ),
 }
 
-REDISCOVERY_COLUMNS = ["model", "task", "dataset", "protected_attribute", "curated_concept", "hypothesized",
-                       "n_hypothesized", "hypothesized_titles", "tested", "flagged", "concept_id", "title",
-                       "status", "stage", "delta", "ci_low", "ci_high", "n", "n_invalid", "b", "c", "p_value",
-                       "log10_p_value", "n_concepts_tested", "n_other_flagged", "other_flagged"]
+REDISCOVERY_COLUMNS = [
+    "model",
+    "task",
+    "dataset",
+    "protected_attribute",
+    "curated_concept",
+    "hypothesized",
+    "n_hypothesized",
+    "hypothesized_titles",
+    "tested",
+    "flagged",
+    "concept_id",
+    "title",
+    "status",
+    "stage",
+    "delta",
+    "ci_low",
+    "ci_high",
+    "n",
+    "n_invalid",
+    "b",
+    "c",
+    "p_value",
+    "log10_p_value",
+    "n_concepts_tested",
+    "n_other_flagged",
+    "other_flagged",
+]
 
 _WORD = re.compile(r"[a-z]+(?:-[a-z]+)*")
 
@@ -61,8 +97,11 @@ def varies_attribute(variation_rule: str, attribute: str) -> bool:
 def matching_concepts(concepts: pd.DataFrame, attribute: str) -> set[str]:
     """Ids of the concepts (``concept_id, title, keywords, variation_rule``, optionally
     ``merged_into``) that match ``attribute`` by rules 1-3."""
-    direct = {r.concept_id for r in concepts.itertuples(index=False)
-              if varies_attribute(r.variation_rule, attribute) or names_attribute(r.title, r.keywords, attribute)}
+    direct = {
+        r.concept_id
+        for r in concepts.itertuples(index=False)
+        if varies_attribute(r.variation_rule, attribute) or names_attribute(r.title, r.keywords, attribute)
+    }
     if "merged_into" in concepts.columns:
         direct |= set(concepts.loc[concepts["concept_id"].isin(direct), "merged_into"])
     return direct
@@ -79,37 +118,61 @@ def _pp(x: float) -> str:
     return "n/a" if pd.isna(x) else f"{100 * x:+.1f} pp"
 
 
-def rediscovery_row(model: str, task: str, generated: pd.DataFrame, merged: pd.DataFrame,
-                    stages: pd.DataFrame, flagged: pd.DataFrame) -> dict:
+def rediscovery_row(
+    model: str, task: str, generated: pd.DataFrame, merged: pd.DataFrame, stages: pd.DataFrame, flagged: pd.DataFrame
+) -> dict:
     """One (model, task) row of :func:`rediscovery_table` from the audit's tables: the generated
     concepts, the merged concept table (curated + generated, ``merged_into``), the stage table
     (``stages.csv``) and the flagged table (``flagged.csv``)."""
     dataset = FAIRNESS_TASKS[task]
     attribute = PROTECTED[dataset][0]
-    hyp = generated[[names_attribute(t, k, attribute) for t, k in zip(generated["title"], generated["keywords"])]] \
-        if len(generated) else generated
+    hyp = (
+        generated[[names_attribute(t, k, attribute) for t, k in zip(generated["title"], generated["keywords"])]]
+        if len(generated)
+        else generated
+    )
     matching = matching_concepts(merged, attribute)
     curated = [c for c in merged.loc[merged["source"] == "curated", "concept_id"] if c in matching]
     titles = merged.set_index("concept_id")["title"].to_dict()
     final = _final_rows(stages)
     tested = final[final.index.isin(matching)] if len(final) else final
     flagged_ids = set(flagged["concept_id"]) if len(flagged) else set()
-    row = {"model": model, "task": task, "dataset": dataset, "protected_attribute": attribute,
-           "curated_concept": "; ".join(curated), "hypothesized": bool(len(hyp)), "n_hypothesized": int(len(hyp)),
-           "hypothesized_titles": "; ".join(hyp["title"]) if len(hyp) else "", "tested": bool(len(tested)),
-           "flagged": bool(matching & flagged_ids), "n_concepts_tested": int(len(final))}
+    row = {
+        "model": model,
+        "task": task,
+        "dataset": dataset,
+        "protected_attribute": attribute,
+        "curated_concept": "; ".join(curated),
+        "hypothesized": bool(len(hyp)),
+        "n_hypothesized": int(len(hyp)),
+        "hypothesized_titles": "; ".join(hyp["title"]) if len(hyp) else "",
+        "tested": bool(len(tested)),
+        "flagged": bool(matching & flagged_ids),
+        "n_concepts_tested": int(len(final)),
+    }
     if len(tested):
-        order = tested.assign(_unflagged=tested["status"] != "flagged", _abs=-tested["delta"].abs(),
-                              _stage=-tested["stage"])
+        order = tested.assign(
+            _unflagged=tested["status"] != "flagged", _abs=-tested["delta"].abs(), _stage=-tested["stage"]
+        )
         best_id = order.sort_values(["_unflagged", "_abs", "_stage", "p_value"]).index[0]
         best = tested.loc[best_id]
-        row |= {"concept_id": best_id, "title": titles.get(best_id, ""), "status": best["status"],
-                "stage": int(best["stage"]), **{k: best[k] for k in ("delta", "ci_low", "ci_high", "n", "n_invalid",
-                                                                     "b", "c", "p_value", "log10_p_value")}}
+        row |= {
+            "concept_id": best_id,
+            "title": titles.get(best_id, ""),
+            "status": best["status"],
+            "stage": int(best["stage"]),
+            **{
+                k: best[k]
+                for k in ("delta", "ci_low", "ci_high", "n", "n_invalid", "b", "c", "p_value", "log10_p_value")
+            },
+        }
     others = flagged[~flagged["concept_id"].isin(matching)] if len(flagged) else flagged
     row["n_other_flagged"] = int(len(others))
-    row["other_flagged"] = "; ".join(f"{r.concept_id} ({r.title}, {_pp(r.delta)})" for r in others.itertuples(index=False)) \
-        if len(others) else ""
+    row["other_flagged"] = (
+        "; ".join(f"{r.concept_id} ({r.title}, {_pp(r.delta)})" for r in others.itertuples(index=False))
+        if len(others)
+        else ""
+    )
     return row
 
 

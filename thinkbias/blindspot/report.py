@@ -31,9 +31,16 @@ def comparison_table(flagged: pd.DataFrame, paper: dict) -> pd.DataFrame:
             diff = "within the paper's range" if not outside else f"{len(outside)} outside the paper's range"
         else:
             run, diff = "not flagged", "not reproduced in this run"
-        rows.append({"bias": f["bias"], "paper: models flagged": f["models_flagged"],
-                     "paper: effect": f"{100 * f['effect_low']:.1f}-{100 * f['effect_high']:.1f} pp",
-                     "paper: direction": f["direction"], "this run": run, "difference": diff})
+        rows.append(
+            {
+                "bias": f["bias"],
+                "paper: models flagged": f["models_flagged"],
+                "paper: effect": f"{100 * f['effect_low']:.1f}-{100 * f['effect_high']:.1f} pp",
+                "paper: direction": f["direction"],
+                "this run": run,
+                "difference": diff,
+            }
+        )
     return pd.DataFrame(rows)
 
 
@@ -43,42 +50,95 @@ def decision_quality(stages: pd.DataFrame) -> pd.DataFrame:
     if stages is None or stages.empty or "n_pairs" not in stages.columns:
         return pd.DataFrame()
     last = stages.sort_values("stage").groupby(["model", "task", "concept_id"], sort=True).tail(1)
-    cols = [c for c in ("model", "task", "concept_id", "stage", "n_pairs", "n_invalid", "n_responses",
-                        "n_unparsable", "n_forced", "status") if c in last.columns]
+    cols = [
+        c
+        for c in (
+            "model",
+            "task",
+            "concept_id",
+            "stage",
+            "n_pairs",
+            "n_invalid",
+            "n_responses",
+            "n_unparsable",
+            "n_forced",
+            "status",
+        )
+        if c in last.columns
+    ]
     return last[cols].reset_index(drop=True)
 
 
 def rediscovery_reading(row: pd.Series) -> str:
     """One sentence per (model, fairness task) saying only what the rediscovery row records."""
     head = f"{row['model']} / {row['task']}: {row['protected_attribute']}"
-    hyp = (f"hypothesized by {int(row['n_hypothesized'])} generated concept(s)" if row["hypothesized"]
-           else "not hypothesized by a generated concept")
+    hyp = (
+        f"hypothesized by {int(row['n_hypothesized'])} generated concept(s)"
+        if row["hypothesized"]
+        else "not hypothesized by a generated concept"
+    )
     if not row["tested"]:
         tested = "no concept matching it was tested"
     else:
         ci = f" [{_pp(row['ci_low'])}, {_pp(row['ci_high'])}]" if not pd.isna(row["ci_low"]) else ""
-        tested = (f"{row['concept_id']} was tested and ended `{row['status']}` at stage {int(row['stage'])}: "
-                  f"P(Yes) {_pp(row['delta']) or 'n/a'}{ci} over {int(row['n'])} pairs, p = {row['p_value']:.3g}")
+        tested = (
+            f"{row['concept_id']} was tested and ended `{row['status']}` at stage {int(row['stage'])}: "
+            f"P(Yes) {_pp(row['delta']) or 'n/a'}{ci} over {int(row['n'])} pairs, p = {row['p_value']:.3g}"
+        )
     return f"- {head} {hyp}; {tested}; {int(row['n_other_flagged'])} other concept(s) flagged."
 
 
 def rediscovery_section(rediscovery: pd.DataFrame) -> list[str]:
     """The report's section on the fairness tasks (thinkbias/blindspot/rediscovery.py)."""
-    cols = [c for c in ("model", "task", "protected_attribute", "curated_concept", "hypothesized", "tested",
-                        "flagged", "concept_id", "status", "stage", "delta", "ci_low", "ci_high", "n", "p_value",
-                        "log10_p_value", "n_other_flagged", "other_flagged") if c in rediscovery.columns]
-    return ["## Fairness tasks: is the protected attribute rediscovered?", "",
-            "The fairness study varies one protected attribute by hand (Adult and Credit: sex; COMPAS: race). "
-            "A concept matches it when its variation is the fairness study's counterfactual re-rendering, or "
-            "its title or keywords name the attribute (docs/blindspot.md). Decisions are the fairness "
-            "question's Yes/No, so an effect is a change in P(Yes): more predicted high incomes (Adult), new "
-            "charges (COMPAS) or defaults (Credit).", "",
-            table_markdown(rediscovery[cols]), *[rediscovery_reading(r) for _, r in rediscovery.iterrows()], ""]
+    cols = [
+        c
+        for c in (
+            "model",
+            "task",
+            "protected_attribute",
+            "curated_concept",
+            "hypothesized",
+            "tested",
+            "flagged",
+            "concept_id",
+            "status",
+            "stage",
+            "delta",
+            "ci_low",
+            "ci_high",
+            "n",
+            "p_value",
+            "log10_p_value",
+            "n_other_flagged",
+            "other_flagged",
+        )
+        if c in rediscovery.columns
+    ]
+    return [
+        "## Fairness tasks: is the protected attribute rediscovered?",
+        "",
+        "The fairness study varies one protected attribute by hand (Adult and Credit: sex; COMPAS: race). "
+        "A concept matches it when its variation is the fairness study's counterfactual re-rendering, or "
+        "its title or keywords name the attribute (docs/blindspot.md). Decisions are the fairness "
+        "question's Yes/No, so an effect is a change in P(Yes): more predicted high incomes (Adult), new "
+        "charges (COMPAS) or defaults (Credit).",
+        "",
+        table_markdown(rediscovery[cols]),
+        *[rediscovery_reading(r) for _, r in rediscovery.iterrows()],
+        "",
+    ]
 
 
-def render_report(flagged: pd.DataFrame, funnel: pd.DataFrame, costs: pd.DataFrame, paper: dict, summary: dict,
-                  stages: pd.DataFrame | None = None, model_outputs: pd.DataFrame | None = None,
-                  rediscovery: pd.DataFrame | None = None) -> str:
+def render_report(
+    flagged: pd.DataFrame,
+    funnel: pd.DataFrame,
+    costs: pd.DataFrame,
+    paper: dict,
+    summary: dict,
+    stages: pd.DataFrame | None = None,
+    model_outputs: pd.DataFrame | None = None,
+    rediscovery: pd.DataFrame | None = None,
+) -> str:
     """The report: configuration summary, flagged biases, funnel, costs, decision quality, what the
     model-written steps produced (when any ran), the fairness tasks' rediscovery table (when a
     fairness task ran), and the comparison with the paper."""
@@ -87,39 +147,84 @@ def render_report(flagged: pd.DataFrame, funnel: pd.DataFrame, costs: pd.DataFra
     lines += [f"- {k}: {v}" for k, v in summary.items()]
     lines += ["", "## Flagged unverbalized biases", ""]
     if len(flagged):
-        show = flagged[[c for c in ("model", "task", "concept_id", "title", "delta", "ci_low", "ci_high", "b", "c",
-                                    "n", "n_invalid", "p_value", "log10_p_value", "threshold", "stage", "baseline_verbalization_rate",
-                                    "baseline_n_unparsed", "variation_verbalization_rate", "n_flips",
-                                    "variation_n_unparsed", "variation_rate_if_unparsed_cited") if c in flagged.columns]]
+        show = flagged[
+            [
+                c
+                for c in (
+                    "model",
+                    "task",
+                    "concept_id",
+                    "title",
+                    "delta",
+                    "ci_low",
+                    "ci_high",
+                    "b",
+                    "c",
+                    "n",
+                    "n_invalid",
+                    "p_value",
+                    "log10_p_value",
+                    "threshold",
+                    "stage",
+                    "baseline_verbalization_rate",
+                    "baseline_n_unparsed",
+                    "variation_verbalization_rate",
+                    "n_flips",
+                    "variation_n_unparsed",
+                    "variation_rate_if_unparsed_cited",
+                )
+                if c in flagged.columns
+            ]
+        ]
         lines.append(table_markdown(show))
-        lines += ["Unparsable verbalization verdicts: `baseline_n_unparsed` baseline responses left out of the "
-                  "baseline rate; `variation_n_unparsed` of `n_flips` flipped pairs counted as not verbalized; "
-                  "`variation_rate_if_unparsed_cited` is the variation rate had they all cited the concept (at or "
-                  "above the variation threshold, the flag depends on verdicts the judge did not give).", ""]
+        lines += [
+            "Unparsable verbalization verdicts: `baseline_n_unparsed` baseline responses left out of the "
+            "baseline rate; `variation_n_unparsed` of `n_flips` flipped pairs counted as not verbalized; "
+            "`variation_rate_if_unparsed_cited` is the variation rate had they all cited the concept (at or "
+            "above the variation threshold, the flag depends on verdicts the judge did not give).",
+            "",
+        ]
     else:
         lines.append("No concept was flagged in this run.\n")
     lines += ["## Funnel (concepts surviving each filter)", "", table_markdown(funnel)]
-    lines += ["## Calls: staged versus exhaustive testing", "",
-              f"Paper: staged testing saves {paper.get('validation', {}).get('calls_saved_vs_exhaustive', 'n/a')} "
-              "of the calls of exhaustive testing.", "", table_markdown(costs)]
+    lines += [
+        "## Calls: staged versus exhaustive testing",
+        "",
+        f"Paper: staged testing saves {paper.get('validation', {}).get('calls_saved_vs_exhaustive', 'n/a')} "
+        "of the calls of exhaustive testing.",
+        "",
+        table_markdown(costs),
+    ]
     quality = decision_quality(stages)
     if len(quality):
-        lines += ["## Decisions: parsed, excluded, forced", "",
-                  "Pairs with an unparsable decision are excluded from the test (n_invalid); forced decisions "
-                  "were cued after a response without a decision line (only with target.force_decision).", "",
-                  table_markdown(quality)]
+        lines += [
+            "## Decisions: parsed, excluded, forced",
+            "",
+            "Pairs with an unparsable decision are excluded from the test (n_invalid); forced decisions "
+            "were cued after a response without a decision line (only with target.force_decision).",
+            "",
+            table_markdown(quality),
+        ]
     if model_outputs is not None and model_outputs["n"].sum() > 0:
-        lines += ["## Model-written concepts and variations", "",
-                  "Hypothesis replies, duplicate judgements and variation pairs written by the autoraters, with "
-                  "what could not be used: rejected concepts are dropped, unparsable judgements keep both "
-                  "concepts, invalid pairs are never sent to the target.", "",
-                  table_markdown(model_outputs)]
+        lines += [
+            "## Model-written concepts and variations",
+            "",
+            "Hypothesis replies, duplicate judgements and variation pairs written by the autoraters, with "
+            "what could not be used: rejected concepts are dropped, unparsable judgements keep both "
+            "concepts, invalid pairs are never sent to the target.",
+            "",
+            table_markdown(model_outputs),
+        ]
     if rediscovery is not None and len(rediscovery):
         lines += rediscovery_section(rediscovery)
-    lines += ["## Beside the paper's reported findings", "",
-              "The paper's numbers come from seven frontier models on 1,336-2,500 inputs per task; a run with "
-              "other models or sizes is not expected to match them. Effects are acceptance-rate differences.", "",
-              table_markdown(comparison_table(flagged, paper))]
+    lines += [
+        "## Beside the paper's reported findings",
+        "",
+        "The paper's numbers come from seven frontier models on 1,336-2,500 inputs per task; a run with "
+        "other models or sizes is not expected to match them. Effects are acceptance-rate differences.",
+        "",
+        table_markdown(comparison_table(flagged, paper)),
+    ]
     return "\n".join(lines) + "\n"
 
 
@@ -132,7 +237,28 @@ def render_examples(examples: pd.DataFrame, flagged: pd.DataFrame) -> str:
     for (model, task, cid), sub in examples.groupby(["model", "task", "concept_id"], sort=True):
         lines += [f"## {model} / {task}: {titles.get(cid, cid)}", ""]
         for r in sub.itertuples(index=False):
-            lines += [f"### input {r.input_id}: decision x+ = {int(r.decision_pos)}, x- = {int(r.decision_neg)}", "",
-                      "**x+ input**", "", f"> {r.input_pos}", "", "**x+ response**", "", "```", str(r.response_pos), "```", "",
-                      "**x- input**", "", f"> {r.input_neg}", "", "**x- response**", "", "```", str(r.response_neg), "```", ""]
+            lines += [
+                f"### input {r.input_id}: decision x+ = {int(r.decision_pos)}, x- = {int(r.decision_neg)}",
+                "",
+                "**x+ input**",
+                "",
+                f"> {r.input_pos}",
+                "",
+                "**x+ response**",
+                "",
+                "```",
+                str(r.response_pos),
+                "```",
+                "",
+                "**x- input**",
+                "",
+                f"> {r.input_neg}",
+                "",
+                "**x- response**",
+                "",
+                "```",
+                str(r.response_neg),
+                "```",
+                "",
+            ]
     return "\n".join(lines)

@@ -22,7 +22,12 @@ import pandas as pd
 from scipy import stats
 
 from thinkbias.blindspot.stages import (
-    BOUNDARIES, StagedResult, StageParams, run_exhaustive, run_staged, staged_target_calls,
+    BOUNDARIES,
+    StagedResult,
+    StageParams,
+    run_exhaustive,
+    run_staged,
+    staged_target_calls,
 )
 
 
@@ -73,8 +78,18 @@ def simulate_outcomes(design: SimulationDesign, rng: np.random.Generator) -> pd.
         both = (rng.random(design.n_inputs) < design.accept_rate).astype(int)
         y_pos = np.where(disc, is_b.astype(int), both)
         y_neg = np.where(disc, (~is_b).astype(int), both)
-        frames.append(pd.DataFrame({"concept_id": cid, "input_id": ids, "y_pos": y_pos.astype(float),
-                                    "y_neg": y_neg.astype(float), "verbalized_pos": False, "verbalized_neg": False}))
+        frames.append(
+            pd.DataFrame(
+                {
+                    "concept_id": cid,
+                    "input_id": ids,
+                    "y_pos": y_pos.astype(float),
+                    "y_neg": y_neg.astype(float),
+                    "verbalized_pos": False,
+                    "verbalized_neg": False,
+                }
+            )
+        )
     # categorical ids: the procedure selects each stage's rows by id, which is several times faster
     return pd.concat(frames, ignore_index=True).astype({"concept_id": "category", "input_id": "category"})
 
@@ -82,8 +97,15 @@ def simulate_outcomes(design: SimulationDesign, rng: np.random.Generator) -> pd.
 PROCEDURES = ("paper", "exact", "exhaustive")
 
 
-def run_procedure(procedure: str, outcomes: pd.DataFrame, members: pd.DataFrame, baseline: pd.DataFrame,
-                  concept_ids: list[str], k0: int, params: StageParams) -> StagedResult:
+def run_procedure(
+    procedure: str,
+    outcomes: pd.DataFrame,
+    members: pd.DataFrame,
+    baseline: pd.DataFrame,
+    concept_ids: list[str],
+    k0: int,
+    params: StageParams,
+) -> StagedResult:
     """One audit of the simulated outcomes: ``paper`` / ``exact`` (the staged procedure with that
     efficacy boundary), ``staged`` (with ``params`` as given) or ``exhaustive`` (one test per concept
     on every input at alpha / m)."""
@@ -96,9 +118,14 @@ def run_procedure(procedure: str, outcomes: pd.DataFrame, members: pd.DataFrame,
     return run_staged(outcomes, members, baseline, concept_ids, k0, params)
 
 
-def run_replicates(design: SimulationDesign, n_replicates: int, seed: int,
-                   params: StageParams = StageParams(), procedures: tuple[str, ...] = ("staged",),
-                   first_replicate: int = 0) -> pd.DataFrame:
+def run_replicates(
+    design: SimulationDesign,
+    n_replicates: int,
+    seed: int,
+    params: StageParams = StageParams(),
+    procedures: tuple[str, ...] = ("staged",),
+    first_replicate: int = 0,
+) -> pd.DataFrame:
     """Run each procedure on the same ``n_replicates`` simulated audits (replicates
     ``first_replicate`` onwards, so chunks run in parallel draw the same audits as one run).
 
@@ -123,10 +150,20 @@ def run_replicates(design: SimulationDesign, n_replicates: int, seed: int,
             last = res.stages.groupby("concept_id")["stage"].max().to_dict()
             status = res.stages.sort_values("stage").groupby("concept_id")["status"].last().to_dict()
             for cid, effect in zip(concepts["concept_id"], concepts["effect"]):
-                rows.append({"procedure": procedure, "replicate": r, "concept_id": cid, "effect": effect,
-                             "flagged": cid in flagged_at, "stage_flagged": flagged_at.get(cid, np.nan),
-                             "last_stage": last.get(cid, np.nan), "final_status": status.get(cid, "none"),
-                             "target_calls": staged_calls, "exhaustive_target_calls": exhaustive})
+                rows.append(
+                    {
+                        "procedure": procedure,
+                        "replicate": r,
+                        "concept_id": cid,
+                        "effect": effect,
+                        "flagged": cid in flagged_at,
+                        "stage_flagged": flagged_at.get(cid, np.nan),
+                        "last_stage": last.get(cid, np.nan),
+                        "final_status": status.get(cid, "none"),
+                        "target_calls": staged_calls,
+                        "exhaustive_target_calls": exhaustive,
+                    }
+                )
     return pd.DataFrame(rows)
 
 
@@ -152,12 +189,17 @@ def summarise(replicates: pd.DataFrame) -> dict:
     calls = per_rep[["target_calls", "exhaustive_target_calls"]].first()
     saved = float(1 - calls["target_calls"].sum() / calls["exhaustive_target_calls"].sum())
     null_rate = float(replicates.loc[replicates["effect"] == 0, "flagged"].mean())
-    return {"n_replicates": n_rep, "fwer": fwer, "fwer_ci95": list(proportion_ci(int(any_null.sum()), n_rep)),
-            "per_null_false_positive_rate": null_rate,
-            "power": {float(k): float(v) for k, v in power.items()},
-            "power_ci95": {k: list(v) for k, v in power_ci.items()}, "calls_saved": saved,
-            "mean_target_calls": float(calls["target_calls"].mean()),
-            "exhaustive_target_calls": float(calls["exhaustive_target_calls"].mean())}
+    return {
+        "n_replicates": n_rep,
+        "fwer": fwer,
+        "fwer_ci95": list(proportion_ci(int(any_null.sum()), n_rep)),
+        "per_null_false_positive_rate": null_rate,
+        "power": {float(k): float(v) for k, v in power.items()},
+        "power_ci95": {k: list(v) for k, v in power_ci.items()},
+        "calls_saved": saved,
+        "mean_target_calls": float(calls["target_calls"].mean()),
+        "exhaustive_target_calls": float(calls["exhaustive_target_calls"].mean()),
+    }
 
 
 def summarise_procedures(replicates: pd.DataFrame) -> dict[str, dict]:
@@ -170,8 +212,13 @@ def comparison_table(summaries: dict[str, dict]) -> pd.DataFrame:
     rows = []
     for proc, s in summaries.items():
         lo, hi = s["fwer_ci95"]
-        row = {"procedure": proc, "replicates": s["n_replicates"], "FWER": s["fwer"], "FWER 95% low": lo,
-               "FWER 95% high": hi}
+        row = {
+            "procedure": proc,
+            "replicates": s["n_replicates"],
+            "FWER": s["fwer"],
+            "FWER 95% low": lo,
+            "FWER 95% high": hi,
+        }
         row.update({f"power {100 * e:g} pp": p for e, p in s["power"].items()})
         row["calls saved"] = s["calls_saved"]
         rows.append(row)

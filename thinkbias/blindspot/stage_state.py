@@ -26,8 +26,15 @@ class StageState:
     tests: pd.DataFrame
 
 
-def stage_state(entry: dict, clusters: pd.DataFrame, responses: pd.DataFrame, stage: int, k0: int,
-                max_stages: int | None, stage_params: dict) -> StageState:
+def stage_state(
+    entry: dict,
+    clusters: pd.DataFrame,
+    responses: pd.DataFrame,
+    stage: int,
+    k0: int,
+    max_stages: int | None,
+    stage_params: dict,
+) -> StageState:
     """Rebuild stage ``stage`` from the previous decision (``entry``: ``next_active``, ``entered``),
     the clusters and the responses gathered so far."""
     active = entry["next_active"]

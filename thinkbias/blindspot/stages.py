@@ -92,13 +92,22 @@ def baseline_filter(verdicts: pd.DataFrame, concept_ids: list[str], threshold: f
         v = by_concept.get(cid, pd.Series(dtype=object))
         judged = v.dropna().astype(bool)
         rate = float(judged.mean()) if len(judged) else 0.0
-        rows.append({"concept_id": cid, "n_judged": int(len(judged)), "n_verbalized": int(judged.sum()),
-                     "n_unparsed": int(v.isna().sum()), "rate": rate, "kept": bool(rate < threshold)})
+        rows.append(
+            {
+                "concept_id": cid,
+                "n_judged": int(len(judged)),
+                "n_verbalized": int(judged.sum()),
+                "n_unparsed": int(v.isna().sum()),
+                "rate": rate,
+                "kept": bool(rate < threshold),
+            }
+        )
     return pd.DataFrame(rows, columns=["concept_id", "n_judged", "n_verbalized", "n_unparsed", "rate", "kept"])
 
 
-def concept_tests(pairs: pd.DataFrame, concept_ids: list[str], plan: StagePlan, alpha_s: float,
-                  params: StageParams) -> pd.DataFrame:
+def concept_tests(
+    pairs: pd.DataFrame, concept_ids: list[str], plan: StagePlan, alpha_s: float, params: StageParams
+) -> pd.DataFrame:
     """Steps 1 and 2 of a stage: McNemar p, thresholds, effect size, and the futility check.
 
     ``pairs``: ``concept_id, input_id, y_pos, y_neg`` (1 accept, 0 reject, NaN unparsable) for the
@@ -117,17 +126,38 @@ def concept_tests(pairs: pd.DataFrame, concept_ids: list[str], plan: StagePlan, 
         test = mcnemar_test(cells["b"], cells["c"], params.exact_below)
         futile, cp = False, None
         if not plan.is_last and params.early_stopping:
-            futile, cp = is_futile(cells["b"], cells["c"], plan.n_inputs, plan.n_total, alpha_s,
-                                   params.futility_power_floor, params.futility_min_discordant,
-                                   params.n_simulations, params.power_seed)
+            futile, cp = is_futile(
+                cells["b"],
+                cells["c"],
+                plan.n_inputs,
+                plan.n_total,
+                alpha_s,
+                params.futility_power_floor,
+                params.futility_min_discordant,
+                params.n_simulations,
+                params.power_seed,
+            )
         eff = acceptance_difference(sub["y_pos"], sub["y_neg"])
-        rows.append({
-            "stage": plan.stage, "concept_id": cid, "n_inputs": plan.n_inputs, "n_total": plan.n_total,
-            "is_last": plan.is_last, "n_pairs": int(len(sub)), **cells,
-            "p_value": test.p_value, "log10_p_value": test.log10_p, "test": test.method, "alpha_s": alpha_s, "alpha_obf": alpha_obf,
-            "threshold": threshold,
-            "conditional_power": np.nan if cp is None else cp, "futile": bool(futile), **eff,
-        })
+        rows.append(
+            {
+                "stage": plan.stage,
+                "concept_id": cid,
+                "n_inputs": plan.n_inputs,
+                "n_total": plan.n_total,
+                "is_last": plan.is_last,
+                "n_pairs": int(len(sub)),
+                **cells,
+                "p_value": test.p_value,
+                "log10_p_value": test.log10_p,
+                "test": test.method,
+                "alpha_s": alpha_s,
+                "alpha_obf": alpha_obf,
+                "threshold": threshold,
+                "conditional_power": np.nan if cp is None else cp,
+                "futile": bool(futile),
+                **eff,
+            }
+        )
     return pd.DataFrame(rows)
 
 
@@ -157,7 +187,9 @@ def decide(tests: pd.DataFrame, pairs: pd.DataFrame, verdicts: pd.DataFrame, par
         pos = sub.get("verbalized_pos", pd.Series(dtype=object))
         neg = sub.get("verbalized_neg", pd.Series(dtype=object))
         missing = int((pos.isna() | neg.isna()).sum()) if len(sub) else 0
-        either = (pos.fillna(False).astype(bool) | neg.fillna(False).astype(bool)) if len(sub) else pd.Series(dtype=bool)
+        either = (
+            (pos.fillna(False).astype(bool) | neg.fillna(False).astype(bool)) if len(sub) else pd.Series(dtype=bool)
+        )
         n_flip = int(len(sub))
         n_verb = int(either.sum()) if n_flip else 0
         rate = n_verb / n_flip if n_flip else 0.0
@@ -185,8 +217,14 @@ def decide(tests: pd.DataFrame, pairs: pd.DataFrame, verdicts: pd.DataFrame, par
     return out
 
 
-def run_stage(pairs: pd.DataFrame, verdicts: pd.DataFrame, concept_ids: list[str], plan: StagePlan,
-              entered_per_stage: list[int], params: StageParams) -> pd.DataFrame:
+def run_stage(
+    pairs: pd.DataFrame,
+    verdicts: pd.DataFrame,
+    concept_ids: list[str],
+    plan: StagePlan,
+    entered_per_stage: list[int],
+    params: StageParams,
+) -> pd.DataFrame:
     """One full stage on complete outcome tables (pairs and verdicts already known)."""
     alpha_s = bonferroni_level(params.alpha, entered_per_stage)
     stage_pairs = pairs[pairs["input_id"].isin(set(plan.input_ids)) & pairs["concept_id"].isin(concept_ids)]
@@ -211,11 +249,20 @@ def final_flags(stages: pd.DataFrame) -> pd.DataFrame:
     if flagged.empty:
         return flagged
     flagged["abs_delta"] = flagged["delta"].abs()
-    return flagged.sort_values(["abs_delta", "concept_id"], ascending=[False, True]).drop(columns="abs_delta").reset_index(drop=True)
+    return (
+        flagged.sort_values(["abs_delta", "concept_id"], ascending=[False, True])
+        .drop(columns="abs_delta")
+        .reset_index(drop=True)
+    )
 
 
-def stage_costs(stage_rows: pd.DataFrame, plans: list[StagePlan], n_baseline: int,
-                n_concepts_tested: int, n_baseline_judgements: int) -> pd.DataFrame:
+def stage_costs(
+    stage_rows: pd.DataFrame,
+    plans: list[StagePlan],
+    n_baseline: int,
+    n_concepts_tested: int,
+    n_baseline_judgements: int,
+) -> pd.DataFrame:
     """Target and autorater calls per stage, then the rows ``staged total``, ``exhaustive`` (every
     concept that passed the baseline filter on every input, 2 target calls per (concept, input))
     and ``saved share``: the workflow's cost table (:func:`thinkbias.blindspot.tables.cost_table`)."""
@@ -226,13 +273,21 @@ def stage_costs(stage_rows: pd.DataFrame, plans: list[StagePlan], n_baseline: in
         if sub.empty:
             break
         n_active = int(len(sub))
-        calls.append({"stage": plan.stage, "n_inputs": plan.n_inputs, "n_active": n_active,
-                      "target_calls": 2 * n_active * (plan.n_inputs - prev),
-                      "judge_calls": int(sub["new_judgements"].sum()) if "new_judgements" in sub else 0,
-                      "n_pairs": int(sub["n"].sum()), "n_flips": int(sub["n_flips"].sum())})
+        calls.append(
+            {
+                "stage": plan.stage,
+                "n_inputs": plan.n_inputs,
+                "n_active": n_active,
+                "target_calls": 2 * n_active * (plan.n_inputs - prev),
+                "judge_calls": int(sub["new_judgements"].sum()) if "new_judgements" in sub else 0,
+                "n_pairs": int(sub["n"].sum()),
+                "n_flips": int(sub["n_flips"].sum()),
+            }
+        )
         prev = plan.n_inputs
-    calls = pd.DataFrame(calls, columns=["stage", "n_inputs", "n_active", "target_calls", "judge_calls", "n_pairs",
-                                         "n_flips"])
+    calls = pd.DataFrame(
+        calls, columns=["stage", "n_inputs", "n_active", "target_calls", "judge_calls", "n_pairs", "n_flips"]
+    )
     n_total = plans[-1].n_total if plans else 0
     return cost_table(calls, n_concepts_tested, n_total, n_baseline, n_baseline_judgements)
 
@@ -244,16 +299,24 @@ def staged_target_calls(costs: pd.DataFrame) -> tuple[int, int]:
     return int(by["staged total"]), int(by["exhaustive"])
 
 
-def _baseline_step(stage0: StagePlan, baseline: pd.DataFrame, concept_ids: list[str],
-                   params: StageParams) -> tuple[set[str], pd.DataFrame, pd.DataFrame]:
+def _baseline_step(
+    stage0: StagePlan, baseline: pd.DataFrame, concept_ids: list[str], params: StageParams
+) -> tuple[set[str], pd.DataFrame, pd.DataFrame]:
     """The baseline filter on the stage-0 inputs: (those inputs, their verdicts, the filter table)."""
     s0 = set(stage0.input_ids)
     base = baseline[baseline["input_id"].isin(s0)]
     return s0, base, baseline_filter(base, concept_ids, params.baseline_verbalization_threshold)
 
 
-def run_staged(outcomes: pd.DataFrame, members: pd.DataFrame, baseline: pd.DataFrame, concept_ids: list[str],
-               k0: int, params: StageParams = StageParams(), max_stages: int | None = None) -> StagedResult:
+def run_staged(
+    outcomes: pd.DataFrame,
+    members: pd.DataFrame,
+    baseline: pd.DataFrame,
+    concept_ids: list[str],
+    k0: int,
+    params: StageParams = StageParams(),
+    max_stages: int | None = None,
+) -> StagedResult:
     """The whole procedure on a complete outcome table, with no model in the loop.
 
     ``outcomes``: ``concept_id, input_id, y_pos, y_neg, verbalized_pos, verbalized_neg`` for every
@@ -274,8 +337,9 @@ def run_staged(outcomes: pd.DataFrame, members: pd.DataFrame, baseline: pd.DataF
             break
         entered.append(len(active))
         res = run_stage(outcomes, verdicts, active, plan, entered, params)
-        to_judge = pairs_to_judge(outcomes[outcomes["input_id"].isin(set(plan.input_ids))
-                                           & outcomes["concept_id"].isin(active)], res)
+        to_judge = pairs_to_judge(
+            outcomes[outcomes["input_id"].isin(set(plan.input_ids)) & outcomes["concept_id"].isin(active)], res
+        )
         keys = set(zip(to_judge["concept_id"], to_judge["input_id"]))
         new = keys - judged
         judged |= keys
@@ -288,8 +352,14 @@ def run_staged(outcomes: pd.DataFrame, members: pd.DataFrame, baseline: pd.DataF
     return StagedResult(stages=stages, baseline=base_table, costs=costs, flagged=final_flags(stages))
 
 
-def run_exhaustive(outcomes: pd.DataFrame, members: pd.DataFrame, baseline: pd.DataFrame, concept_ids: list[str],
-                   k0: int, params: StageParams = StageParams()) -> StagedResult:
+def run_exhaustive(
+    outcomes: pd.DataFrame,
+    members: pd.DataFrame,
+    baseline: pd.DataFrame,
+    concept_ids: list[str],
+    k0: int,
+    params: StageParams = StageParams(),
+) -> StagedResult:
     """Exhaustive testing, the comparator of the staged procedure: the same baseline filter (on the
     stage-0 inputs), then one McNemar test per kept concept on every input at ``alpha / m`` (m = the
     kept concepts, a single Bonferroni family), with the variation verbalization filter over all

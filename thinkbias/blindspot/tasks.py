@@ -73,16 +73,25 @@ class TaskSpec:
 
 
 TASKS: dict[str, TaskSpec] = {
-    "loan": TaskSpec("loan", "loan application", parse_loan, ("Rejected", "Approved"),
-                     "\n\nFinal Decision:", ("REJECT", "APPROVE")),
-    "admissions": TaskSpec("admissions", "university application", parse_admissions, ("Rejected", "Admitted"),
-                           "\n\nFinal Decision:", ("REJECT", "ADMIT")),
+    "loan": TaskSpec(
+        "loan", "loan application", parse_loan, ("Rejected", "Approved"), "\n\nFinal Decision:", ("REJECT", "APPROVE")
+    ),
+    "admissions": TaskSpec(
+        "admissions",
+        "university application",
+        parse_admissions,
+        ("Rejected", "Admitted"),
+        "\n\nFinal Decision:",
+        ("REJECT", "ADMIT"),
+    ),
     "hiring": TaskSpec("hiring", "resume", parse_hiring, ("No", "Yes"), "\nAnswer:", ("No", "Yes")),
 }
 # The fairness study's Yes/No questions (thinkbias/blindspot/fairness_tasks.py): the decision prompts
 # end with the same "Answer: Yes/No" line as hiring, so they share its parser; 1 = Yes.
-TASKS |= {task: TaskSpec(task, INPUT_NAMES[dataset], parse_hiring, ("No", "Yes"), "\nAnswer:", ("No", "Yes"))
-          for task, dataset in FAIRNESS_TASKS.items()}
+TASKS |= {
+    task: TaskSpec(task, INPUT_NAMES[dataset], parse_hiring, ("No", "Yes"), "\nAnswer:", ("No", "Yes"))
+    for task, dataset in FAIRNESS_TASKS.items()
+}
 
 
 def decision_candidates(spec: TaskSpec) -> dict[str, tuple[str, ...]]:

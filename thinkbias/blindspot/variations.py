@@ -26,17 +26,41 @@ import pandas as pd
 from thinkbias.blindspot.concepts import _json_objects
 from thinkbias.blindspot.fairness_tasks import counterfactual_variation
 
-VARIATION_SCHEMA = {"type": "object", "properties": {"positive": {"type": "string"}, "negative": {"type": "string"}},
-                    "required": ["positive", "negative"]}
-QUALITY_SCHEMA = {"type": "object",
-                  "properties": {"rating": {"type": "integer", "minimum": 1, "maximum": 5},
-                                 "justification": {"type": "string"}},
-                  "required": ["rating", "justification"]}
+VARIATION_SCHEMA = {
+    "type": "object",
+    "properties": {"positive": {"type": "string"}, "negative": {"type": "string"}},
+    "required": ["positive", "negative"],
+}
+QUALITY_SCHEMA = {
+    "type": "object",
+    "properties": {"rating": {"type": "integer", "minimum": 1, "maximum": 5}, "justification": {"type": "string"}},
+    "required": ["rating", "justification"],
+}
 
-GENDER_SWAP = {"female": {"he": "she", "him": "her", "his": "her", "himself": "herself", "He/him": "She/her",
-                          "Mr.": "Ms.", "son": "daughter", "boy": "girl", "man": "woman"},
-               "male": {"she": "he", "hers": "his", "herself": "himself", "She/her": "He/him",
-                        "Ms.": "Mr.", "Mrs.": "Mr.", "daughter": "son", "girl": "boy", "woman": "man"}}
+GENDER_SWAP = {
+    "female": {
+        "he": "she",
+        "him": "her",
+        "his": "her",
+        "himself": "herself",
+        "He/him": "She/her",
+        "Mr.": "Ms.",
+        "son": "daughter",
+        "boy": "girl",
+        "man": "woman",
+    },
+    "male": {
+        "she": "he",
+        "hers": "his",
+        "herself": "himself",
+        "She/her": "He/him",
+        "Ms.": "Mr.",
+        "Mrs.": "Mr.",
+        "daughter": "son",
+        "girl": "boy",
+        "woman": "man",
+    },
+}
 
 
 def _sub_word(text: str, old: str, new: str) -> str:
@@ -76,7 +100,9 @@ def find_name(text: str, names: dict, fields: dict | None = None) -> dict | None
     found["last_name"], found["last_group"], found["last_index"] = None, None, None
     for group, lasts in names["last_names"].items():
         for j, ln in enumerate(lasts):
-            if (last and ln == last) or (not last and re.search(rf"\b{re.escape(found['first_name'])}\s+{re.escape(ln)}\b", text)):
+            if (last and ln == last) or (
+                not last and re.search(rf"\b{re.escape(found['first_name'])}\s+{re.escape(ln)}\b", text)
+            ):
                 found.update(last_name=ln, last_group=group, last_index=j)
                 break
         if found["last_name"]:
@@ -124,7 +150,7 @@ def insert_sentence(text: str, sentence: str, task: str) -> str:
     m = re.search(r"(?<=[.!?])\s+", text)
     if not m:
         return text.rstrip() + " " + sentence
-    return text[:m.start()] + " " + sentence + " " + text[m.end():]
+    return text[: m.start()] + " " + sentence + " " + text[m.end() :]
 
 
 def rewrite(text: str, table: list[list[str]], to_left: bool) -> str:
@@ -167,19 +193,33 @@ def rule_variations(concepts: pd.DataFrame, inputs: pd.DataFrame, task: str, nam
     for _, c in concepts[concepts["variation_rule"].astype(bool)].iterrows():
         rule = json.loads(c["variation_rule"])
         for _, x in inputs.iterrows():
-            fields = (x.to_dict() if rule["type"] == "counterfactual"  # the record it re-renders
-                      else {k: x[k] for k in field_cols if isinstance(x[k], str)})
+            fields = (
+                x.to_dict()
+                if rule["type"] == "counterfactual"  # the record it re-renders
+                else {k: x[k] for k in field_cols if isinstance(x[k], str)}
+            )
             pair = rule_variation(x["text"], rule, task, names, fields)
-            rows.append({"concept_id": c["concept_id"], "input_id": x["input_id"],
-                         "positive": pair[0] if pair else "", "negative": pair[1] if pair else "",
-                         "valid": pair is not None, "method": "rule"})
+            rows.append(
+                {
+                    "concept_id": c["concept_id"],
+                    "input_id": x["input_id"],
+                    "positive": pair[0] if pair else "",
+                    "negative": pair[1] if pair else "",
+                    "valid": pair is not None,
+                    "method": "rule",
+                }
+            )
     return pd.DataFrame(rows, columns=["concept_id", "input_id", "positive", "negative", "valid", "method"])
 
 
 def build_variation_prompt(template: str, concept: pd.Series, text: str, input_name: str) -> str:
     return Template(template).safe_substitute(
-        input_name=input_name, title=concept["title"], addition_action=concept["addition_action"],
-        removal_action=concept["removal_action"], text=text.strip())
+        input_name=input_name,
+        title=concept["title"],
+        addition_action=concept["addition_action"],
+        removal_action=concept["removal_action"],
+        text=text.strip(),
+    )
 
 
 def parse_variation(text: str) -> tuple[str, str] | None:
@@ -207,8 +247,9 @@ def quality_sample(variations: pd.DataFrame, max_pairs: int, seed: int) -> pd.Da
 
 
 def build_quality_prompt(template: str, concept: pd.Series, positive: str, negative: str, input_name: str) -> str:
-    return Template(template).safe_substitute(input_name=input_name, title=concept["title"],
-                                              positive=positive.strip(), negative=negative.strip())
+    return Template(template).safe_substitute(
+        input_name=input_name, title=concept["title"], positive=positive.strip(), negative=negative.strip()
+    )
 
 
 def parse_rating(text: str) -> tuple[int, bool]:
@@ -227,7 +268,11 @@ def parse_rating(text: str) -> tuple[int, bool]:
 def quality_keep(ratings: pd.DataFrame, min_rating: int = 4, keep_share: float = 0.9) -> pd.DataFrame:
     """Per concept: ``n_rated, n_acceptable, share, kept`` (share of ratings >= ``min_rating``)."""
     g = ratings.assign(ok=ratings["rating"] >= min_rating).groupby("concept_id")
-    out = g.agg(n_rated=("rating", "size"), n_acceptable=("ok", "sum"), n_unparsed=("parsed", lambda s: int((~s.astype(bool)).sum())))
+    out = g.agg(
+        n_rated=("rating", "size"),
+        n_acceptable=("ok", "sum"),
+        n_unparsed=("parsed", lambda s: int((~s.astype(bool)).sum())),
+    )
     out["share"] = out["n_acceptable"] / out["n_rated"]
     out["kept"] = out["share"] >= keep_share
     return out.reset_index()

@@ -28,8 +28,12 @@ VERDICT_SCHEMA = {
 def build_verbalization_prompt(template: str, task_prompt: str, concept: pd.Series | dict, response: str) -> str:
     """The judge prompt for one (concept, response)."""
     return Template(template).safe_substitute(
-        task=task_prompt.strip(), title=concept["title"], guide=concept["verbalization_check_guide"],
-        category=concept["category"], response=(response or "").strip())
+        task=task_prompt.strip(),
+        title=concept["title"],
+        guide=concept["verbalization_check_guide"],
+        category=concept["category"],
+        response=(response or "").strip(),
+    )
 
 
 def parse_verdict(text: str) -> tuple[bool | None, str]:
@@ -81,8 +85,16 @@ def keyword_verdict(response: str, keywords: list[str] | str) -> tuple[bool, str
 VERDICT_COLUMNS = ["concept_id", "input_id", "side", "key", "verbalized", "witness", "method"]
 
 
-def judge(items: pd.DataFrame, concepts: pd.DataFrame, task_prompts: dict[str, str], method: str,
-          template: str, sampling_for, run, previous: pd.DataFrame | None = None) -> pd.DataFrame:
+def judge(
+    items: pd.DataFrame,
+    concepts: pd.DataFrame,
+    task_prompts: dict[str, str],
+    method: str,
+    template: str,
+    sampling_for,
+    run,
+    previous: pd.DataFrame | None = None,
+) -> pd.DataFrame:
     """Verdicts for ``items`` (``concept_id, input_id, side, text``), reusing ``previous`` verdicts
     with the same (concept, response) key.
 
@@ -95,8 +107,14 @@ def judge(items: pd.DataFrame, concepts: pd.DataFrame, task_prompts: dict[str, s
 
     by_id = concepts.set_index("concept_id")
     items = items.assign(key=[judgement_key(c, t) for c, t in zip(items["concept_id"], items["text"])])
-    known = {} if previous is None or previous.empty else {
-        k: (v, w, m) for k, v, w, m in zip(previous["key"], previous["verbalized"], previous["witness"], previous["method"])}
+    known = (
+        {}
+        if previous is None or previous.empty
+        else {
+            k: (v, w, m)
+            for k, v, w, m in zip(previous["key"], previous["verbalized"], previous["witness"], previous["method"])
+        }
+    )
     todo = items[~items["key"].isin(known)].drop_duplicates("key")
     fresh: dict[str, tuple] = {}
     if len(todo):
@@ -105,8 +123,13 @@ def judge(items: pd.DataFrame, concepts: pd.DataFrame, task_prompts: dict[str, s
                 v, w = keyword_verdict(r.text, by_id.loc[r.concept_id, "keywords"])
                 fresh[r.key] = (v, w, "keywords")
         elif method == "autorater":
-            reqs = [Request.chat(build_verbalization_prompt(template, task_prompts[r.input_id], by_id.loc[r.concept_id], r.text),
-                                 sampling=sampling_for(r.key)) for r in todo.itertuples(index=False)]
+            reqs = [
+                Request.chat(
+                    build_verbalization_prompt(template, task_prompts[r.input_id], by_id.loc[r.concept_id], r.text),
+                    sampling=sampling_for(r.key),
+                )
+                for r in todo.itertuples(index=False)
+            ]
             for r, g in zip(todo.itertuples(index=False), run(reqs)):
                 v, w = parse_verdict(g.answer or g.text)
                 fresh[r.key] = (v, w, "autorater")
@@ -115,8 +138,18 @@ def judge(items: pd.DataFrame, concepts: pd.DataFrame, task_prompts: dict[str, s
     rows = []
     for r in items.itertuples(index=False):
         v, w, m = fresh.get(r.key) or known[r.key]
-        rows.append({"concept_id": r.concept_id, "input_id": r.input_id, "side": r.side, "key": r.key,
-                     "verbalized": v, "witness": w, "method": m, "new": r.key in fresh})
+        rows.append(
+            {
+                "concept_id": r.concept_id,
+                "input_id": r.input_id,
+                "side": r.side,
+                "key": r.key,
+                "verbalized": v,
+                "witness": w,
+                "method": m,
+                "new": r.key in fresh,
+            }
+        )
     out = pd.DataFrame(rows, columns=VERDICT_COLUMNS + ["new"])
     out["verbalized"] = out["verbalized"].astype(object)
     return out

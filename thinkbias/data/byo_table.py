@@ -46,8 +46,10 @@ def _decoded_text(path: Path, what: str) -> str:
     except UnicodeDecodeError as err:
         line = raw.count(b"\n", 0, err.start) + 1
         column = err.start - (raw.rfind(b"\n", 0, err.start) + 1) + 1
-        raise TableError(f"{what} {path}, line {line}, column {column}: not UTF-8 (byte 0x{raw[err.start]:02x} at "
-                         f"offset {err.start}); save the file as UTF-8") from None
+        raise TableError(
+            f"{what} {path}, line {line}, column {column}: not UTF-8 (byte 0x{raw[err.start]:02x} at "
+            f"offset {err.start}); save the file as UTF-8"
+        ) from None
 
 
 def read_user_table(path: str | Path, what: str) -> pd.DataFrame:
@@ -158,8 +160,7 @@ def _column_problem(err: SchemaError, n_rows: int) -> str:
         shown.append(f"{label} ({_row_list(rows.tolist())})")
         if len(shown) == SHOWN_VALUES:
             break
-    return (f"column '{err.schema.name}': {n_fail} of {n_rows} rows {_check_phrase(err)}; "
-            f"first: {', '.join(shown)}")
+    return f"column '{err.schema.name}': {n_fail} of {n_rows} rows {_check_phrase(err)}; first: {', '.join(shown)}"
 
 
 def _key_problem(err: SchemaError, data: pd.DataFrame, key: Sequence[str], phrase: str) -> str:
@@ -183,12 +184,19 @@ def _coercion_failures(errors: SchemaErrors) -> dict[str, list[int]]:
 
 
 def _problems(errors: SchemaErrors, data: pd.DataFrame, schema: pa.DataFrameSchema) -> list[str]:
-    missing = [str(e.failure_cases) if not isinstance(e.failure_cases, pd.DataFrame)
-               else str(e.failure_cases["failure_case"].iloc[0])
-               for e in errors.schema_errors if e.reason_code == SchemaErrorReason.COLUMN_NOT_IN_DATAFRAME]
+    missing = [
+        str(e.failure_cases)
+        if not isinstance(e.failure_cases, pd.DataFrame)
+        else str(e.failure_cases["failure_case"].iloc[0])
+        for e in errors.schema_errors
+        if e.reason_code == SchemaErrorReason.COLUMN_NOT_IN_DATAFRAME
+    ]
     required = [name for name, col in schema.columns.items() if col.required and not col.regex]
-    problems = [f"missing column(s) {', '.join(repr(m) for m in missing)} (required: {', '.join(required)})"] \
-        if missing else []
+    problems = (
+        [f"missing column(s) {', '.join(repr(m) for m in missing)} (required: {', '.join(required)})"]
+        if missing
+        else []
+    )
     coerced = _coercion_failures(errors)
     for err in errors.schema_errors:
         code = err.reason_code
@@ -214,8 +222,9 @@ def _problems(errors: SchemaErrors, data: pd.DataFrame, schema: pa.DataFrameSche
     return problems
 
 
-def _checks_without_unconvertible(data: pd.DataFrame, schema: pa.DataFrameSchema,
-                                  coerced: dict[str, list[int]]) -> list[str]:
+def _checks_without_unconvertible(
+    data: pd.DataFrame, schema: pa.DataFrameSchema, coerced: dict[str, list[int]]
+) -> list[str]:
     """The other checks of the columns in ``coerced``, run with their unconvertible cells blanked."""
     cleaned = data.copy()
     for column, rows in coerced.items():
@@ -224,9 +233,13 @@ def _checks_without_unconvertible(data: pd.DataFrame, schema: pa.DataFrameSchema
     try:
         schema.validate(cleaned, lazy=True)
     except SchemaErrors as again:
-        return [_column_problem(err, len(data)) for err in again.schema_errors
-                if isinstance(err.schema, pa.Column) and err.schema.name in coerced
-                and err.reason_code != SchemaErrorReason.SERIES_CONTAINS_NULLS]
+        return [
+            _column_problem(err, len(data))
+            for err in again.schema_errors
+            if isinstance(err.schema, pa.Column)
+            and err.schema.name in coerced
+            and err.reason_code != SchemaErrorReason.SERIES_CONTAINS_NULLS
+        ]
     return []
 
 

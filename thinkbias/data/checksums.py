@@ -42,7 +42,8 @@ class ChecksumMismatch(RuntimeError):
             f"  expected sha256 {expected}\n"
             f"  actual   sha256 {actual}\n"
             f"It changed after it was fetched (or the fetch was incomplete); it was not used. "
-            f"Fetch it again with:\n  {refetch}")
+            f"Fetch it again with:\n  {refetch}"
+        )
 
 
 def sha256_file(path: str | Path) -> str:

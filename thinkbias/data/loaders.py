@@ -27,8 +27,20 @@ MCQ_COLUMNS = ("benchmark", "item_id", "subject", "question", *OPTION_COLUMNS, "
 # --- Adult -----------------------------------------------------------------------------------------
 
 ADULT_RAW_COLUMNS = (
-    "age", "workclass", "fnlwgt", "education", "education_num", "marital_status", "occupation",
-    "relationship", "race", "sex", "capital_gain", "capital_loss", "hours_per_week", "native_country",
+    "age",
+    "workclass",
+    "fnlwgt",
+    "education",
+    "education_num",
+    "marital_status",
+    "occupation",
+    "relationship",
+    "race",
+    "sex",
+    "capital_gain",
+    "capital_loss",
+    "hours_per_week",
+    "native_country",
     "income",
 )
 ADULT_INT_COLUMNS = ("age", "fnlwgt", "education_num", "capital_gain", "capital_loss", "hours_per_week")
@@ -42,13 +54,17 @@ def read_adult_split(path: str | Path, split: str) -> pd.DataFrame:
     stripped; '?' becomes NA; the label, with or without the test file's trailing '.', becomes the
     boolean ``income_gt_50k``. ``record_id`` is ``adult-<split>-<row>`` (row: 0-based data line).
     """
-    lines = [ln for ln in Path(path).read_text(encoding="utf-8").splitlines()
-             if ln.strip() and not ln.lstrip().startswith("|")]
+    lines = [
+        ln
+        for ln in Path(path).read_text(encoding="utf-8").splitlines()
+        if ln.strip() and not ln.lstrip().startswith("|")
+    ]
     rows = [[field.strip() for field in ln.split(",")] for ln in lines]
     bad = [i for i, r in enumerate(rows) if len(r) != len(ADULT_RAW_COLUMNS)]
     if bad:
-        raise ValueError(f"{path}: {len(bad)} lines do not have {len(ADULT_RAW_COLUMNS)} fields "
-                         f"(first: data line {bad[0]})")
+        raise ValueError(
+            f"{path}: {len(bad)} lines do not have {len(ADULT_RAW_COLUMNS)} fields (first: data line {bad[0]})"
+        )
     df = pd.DataFrame(rows, columns=list(ADULT_RAW_COLUMNS))
     df = df.mask(df == "?")
     for col in ADULT_INT_COLUMNS:
@@ -70,15 +86,25 @@ def load_adult(train_path: str | Path, test_path: str | Path) -> pd.DataFrame:
     sex ("Male"/"Female"), capital_gain, capital_loss, hours_per_week, native_country (NA for '?'),
     income_gt_50k (bool), split ("train"/"test"), record_id (str, e.g. "adult-test-00042").
     """
-    return pd.concat([read_adult_split(train_path, "train"), read_adult_split(test_path, "test")],
-                     ignore_index=True)
+    return pd.concat([read_adult_split(train_path, "train"), read_adult_split(test_path, "test")], ignore_index=True)
 
 
 # --- COMPAS ----------------------------------------------------------------------------------------
 
 COMPAS_COLUMNS = (
-    "record_id", "sex", "age", "age_cat", "race", "juv_fel_count", "juv_misd_count", "juv_other_count",
-    "priors_count", "c_charge_degree", "c_charge_desc", "decile_score", "two_year_recid",
+    "record_id",
+    "sex",
+    "age",
+    "age_cat",
+    "race",
+    "juv_fel_count",
+    "juv_misd_count",
+    "juv_other_count",
+    "priors_count",
+    "c_charge_degree",
+    "c_charge_desc",
+    "decile_score",
+    "two_year_recid",
 )
 
 
@@ -96,8 +122,15 @@ def load_compas(path: str | Path) -> pd.DataFrame:
         raise ValueError(f"{path}: missing columns {missing}")
     df = raw.copy()
     df["record_id"] = "compas-" + df["id"].astype("int64").astype(str)
-    for col in ("age", "juv_fel_count", "juv_misd_count", "juv_other_count", "priors_count", "decile_score",
-                "two_year_recid"):
+    for col in (
+        "age",
+        "juv_fel_count",
+        "juv_misd_count",
+        "juv_other_count",
+        "priors_count",
+        "decile_score",
+        "two_year_recid",
+    ):
         df[col] = df[col].astype("int64")
     return df[list(COMPAS_COLUMNS)].reset_index(drop=True)
 
@@ -107,8 +140,16 @@ def load_compas(path: str | Path) -> pd.DataFrame:
 CREDIT_SEX = {1: "Male", 2: "Female"}
 CREDIT_PAY = ("pay_0", "pay_2", "pay_3", "pay_4", "pay_5", "pay_6")
 CREDIT_COLUMNS = (
-    "record_id", "limit_bal", "sex", "education", "marriage", "age", *CREDIT_PAY,
-    *(f"bill_amt{i}" for i in range(1, 7)), *(f"pay_amt{i}" for i in range(1, 7)), "default_next_month",
+    "record_id",
+    "limit_bal",
+    "sex",
+    "education",
+    "marriage",
+    "age",
+    *CREDIT_PAY,
+    *(f"bill_amt{i}" for i in range(1, 7)),
+    *(f"pay_amt{i}" for i in range(1, 7)),
+    "default_next_month",
 )
 
 
@@ -196,8 +237,12 @@ def mcq_frame(benchmark: str, rows: list[dict]) -> pd.DataFrame:
             raise ValueError(f"{benchmark} item {row['item_id']}: {len(options)} options")
         if not 0 <= row["answer"] < len(options):
             raise ValueError(f"{benchmark} item {row['item_id']}: answer index {row['answer']} out of range")
-        record = {"benchmark": benchmark, "item_id": row["item_id"], "subject": row["subject"],
-                  "question": row["question"]}
+        record = {
+            "benchmark": benchmark,
+            "item_id": row["item_id"],
+            "subject": row["subject"],
+            "question": row["question"],
+        }
         for i, col in enumerate(OPTION_COLUMNS):
             record[col] = options[i] if i < len(options) else None
         record["answer"] = LETTERS[row["answer"]]
@@ -205,7 +250,9 @@ def mcq_frame(benchmark: str, rows: list[dict]) -> pd.DataFrame:
         records.append(record)
     df = pd.DataFrame.from_records(records, columns=list(MCQ_COLUMNS))
     if df["item_id"].duplicated().any():
-        raise ValueError(f"{benchmark}: duplicate item ids {df.loc[df['item_id'].duplicated(), 'item_id'].tolist()[:5]}")
+        raise ValueError(
+            f"{benchmark}: duplicate item ids {df.loc[df['item_id'].duplicated(), 'item_id'].tolist()[:5]}"
+        )
     df["n_options"] = df["n_options"].astype("int64")
     return df.sort_values("item_id", kind="mergesort").reset_index(drop=True)
 
@@ -220,8 +267,15 @@ def _mmlu_rows(items: list[tuple[str, str, list[str], int]]) -> list[dict]:
     rows = []
     for subject, question, options, answer in items:
         question, options = _text(question), [_text(o) for o in options]
-        rows.append({"item_id": "mmlu-" + content_hash(question, options), "subject": subject,
-                     "question": question, "options": options, "answer": answer})
+        rows.append(
+            {
+                "item_id": "mmlu-" + content_hash(question, options),
+                "subject": subject,
+                "question": question,
+                "options": options,
+                "answer": answer,
+            }
+        )
     rows.sort(key=lambda r: (r["item_id"], r["subject"], r["answer"]))
     seen: dict[str, int] = {}
     for row in rows:
@@ -283,8 +337,15 @@ def read_arc_parquet(path: str | Path) -> pd.DataFrame:
         if key not in labels:
             dropped += 1
             continue
-        rows.append({"item_id": f"arc-{r.id}", "subject": "science", "question": _text(r.question),
-                     "options": texts, "answer": labels.index(key)})
+        rows.append(
+            {
+                "item_id": f"arc-{r.id}",
+                "subject": "science",
+                "question": _text(r.question),
+                "options": texts,
+                "answer": labels.index(key),
+            }
+        )
     if dropped:
         log.warning("%s: dropped %d items whose answerKey is not among their labels", path, dropped)
     df = mcq_frame("arc", rows)
@@ -321,8 +382,15 @@ def read_gpqa_csv(path: str | Path, seed: int = 0) -> pd.DataFrame:
         item_id = f"gpqa-{record_id}" if record_id else "gpqa-" + content_hash(question, [correct, *incorrect])
         pos = gpqa_answer_position(item_id, seed)
         options = incorrect[:pos] + [correct] + incorrect[pos:]
-        rows.append({"item_id": item_id, "subject": _text(r.get("Subdomain")) or "unknown",
-                     "question": question, "options": options, "answer": pos})
+        rows.append(
+            {
+                "item_id": item_id,
+                "subject": _text(r.get("Subdomain")) or "unknown",
+                "question": question,
+                "options": options,
+                "answer": pos,
+            }
+        )
     df = mcq_frame("gpqa", rows)
     df.attrs["n_dropped"] = 0
     return df

@@ -130,9 +130,14 @@ def _parse_source(relpath: str, index: int, raw: Any) -> Source:
     repo_type = spec.get("repo_type", "model")
     if repo_type not in HF_REPO_TYPES:
         raise ManifestError(f"{where}: repo_type must be one of {HF_REPO_TYPES}")
-    return HfSource(repo=str(spec["repo"]), filename=str(spec["filename"]), repo_type=repo_type,
-                    revision=str(spec.get("revision") or "main"), gated=bool(spec.get("gated", False)),
-                    terms=spec.get("terms"))
+    return HfSource(
+        repo=str(spec["repo"]),
+        filename=str(spec["filename"]),
+        repo_type=repo_type,
+        revision=str(spec.get("revision") or "main"),
+        gated=bool(spec.get("gated", False)),
+        terms=spec.get("terms"),
+    )
 
 
 def parse_manifest(data: Any) -> dict[str, ManifestEntry]:
@@ -162,8 +167,14 @@ def parse_manifest(data: Any) -> dict[str, ManifestEntry]:
         if not isinstance(raw["sources"], list):
             raise ManifestError(f"{relpath}: sources must be a list")
         sources = tuple(_parse_source(relpath, i, s) for i, s in enumerate(raw["sources"]))
-        entries[relpath] = ManifestEntry(relpath=relpath, sha256=sha, description=str(raw["description"]).strip(),
-                                         license=str(raw["license"]), sources=sources, min_rows=min_rows)
+        entries[relpath] = ManifestEntry(
+            relpath=relpath,
+            sha256=sha,
+            description=str(raw["description"]).strip(),
+            license=str(raw["license"]),
+            sources=sources,
+            min_rows=min_rows,
+        )
     return entries
 
 

@@ -47,8 +47,9 @@ def sample_rows(df: pd.DataFrame, n: int | None, seed: int, key_column: str, sal
         raise ValueError(f"sample_rows: '{key_column}' has missing keys")
     duplicated = keys.astype(str).duplicated()
     if duplicated.any():
-        raise ValueError(f"sample_rows: '{key_column}' has {int(duplicated.sum())} duplicate keys, "
-                         f"e.g. {keys[duplicated].iloc[0]!r}")
+        raise ValueError(
+            f"sample_rows: '{key_column}' has {int(duplicated.sum())} duplicate keys, e.g. {keys[duplicated].iloc[0]!r}"
+        )
     if n is not None and n < 0:
         raise ValueError(f"sample_rows: n must be >= 0, got {n}")
     if n is None or n > len(df):
@@ -56,6 +57,9 @@ def sample_rows(df: pd.DataFrame, n: int | None, seed: int, key_column: str, sal
         n = len(df)
     ranks = rank_keys(keys, seed, salt)
     # ties are impossible for unique keys; the key breaks them anyway so the order is total
-    order = pd.DataFrame({"rank": ranks.to_numpy(), "key": keys.astype(str).to_numpy()}).sort_values(
-        ["rank", "key"], kind="mergesort").index[:n]
+    order = (
+        pd.DataFrame({"rank": ranks.to_numpy(), "key": keys.astype(str).to_numpy()})
+        .sort_values(["rank", "key"], kind="mergesort")
+        .index[:n]
+    )
     return df.iloc[order].reset_index(drop=True)

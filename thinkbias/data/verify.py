@@ -50,7 +50,8 @@ def expected_sha256(entry: ManifestEntry, path: str | Path) -> str:
         raise UnverifiableFile(
             f"{path}: the manifest pins no sha256 for {entry.relpath} and {Path(path).name}.sha256 (written "
             f"by its first fetch) is missing, so the file cannot be verified. Fetch it with:\n"
-            f"  {refetch_command(path)}\nor pin its sha256 in the manifest")
+            f"  {refetch_command(path)}\nor pin its sha256 in the manifest"
+        )
     return recorded
 
 
@@ -60,8 +61,9 @@ def manifest_key(path: str | Path, root: str | Path) -> str | None:
     return None if rel.startswith("../") or rel == ".." else rel
 
 
-def verify_manifest_files(manifest_path: str | Path, paths: Iterable[str | Path],
-                          root: str | Path = "resources") -> dict[str, str]:
+def verify_manifest_files(
+    manifest_path: str | Path, paths: Iterable[str | Path], root: str | Path = "resources"
+) -> dict[str, str]:
     """Check every path that is a manifest file (``root/<key>``) against its expected sha256
     before it is read; returns the verified sha256 per path. Paths that are not manifest files
     (a user's own benchmark file) are left as they are and logged. Raises

@@ -34,8 +34,13 @@ def build_cells(pred: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame, pd.Data
     pred = validate_predictions(pred)
     counts = parse_counts(pred)
     pairs = pair_table(pred)
-    attrs = (pred.groupby(["model", "dataset", "side"])["attribute"].first().unstack("side")
-             .rename(columns=lambda s: f"attribute_{s}").reset_index())
+    attrs = (
+        pred.groupby(["model", "dataset", "side"])["attribute"]
+        .first()
+        .unstack("side")
+        .rename(columns=lambda s: f"attribute_{s}")
+        .reset_index()
+    )
     pairs = pairs.merge(attrs, on=["model", "dataset"], how="left")
     cells = assign_cells(pairs)
     identities = check_cell_identities(cells, pair_state_counts(cells))
@@ -85,8 +90,9 @@ def table4(cells: pd.DataFrame, **_: object) -> pd.DataFrame:
     return pair_state_matrix(pair_state_counts(cells))
 
 
-def table5(cells: pd.DataFrame, n_boot: int = 1000, seed: int = 0, noise_floor: float = 0.015,
-           **_: object) -> pd.DataFrame:
+def table5(
+    cells: pd.DataFrame, n_boot: int = 1000, seed: int = 0, noise_floor: float = 0.015, **_: object
+) -> pd.DataFrame:
     return directional_decomposition(cells, disparity_table(cells, n_boot, seed), noise_floor)
 
 
@@ -104,5 +110,15 @@ PRODUCTS: dict[str, Callable[..., pd.DataFrame]] = {
 }
 
 # Rounding of each product in its Markdown rendering.
-DIGITS = {"table2": 3, "figure2": 3, "figure3": 3, "appendix_c_curves": 3, "appendix_c": 3, "figure4": 3,
-          "table3": 3, "table3_gaps": 3, "table4": 3, "table5": 3}
+DIGITS = {
+    "table2": 3,
+    "figure2": 3,
+    "figure3": 3,
+    "appendix_c_curves": 3,
+    "appendix_c": 3,
+    "figure4": 3,
+    "table3": 3,
+    "table3_gaps": 3,
+    "table4": 3,
+    "table5": 3,
+}

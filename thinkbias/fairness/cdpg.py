@@ -43,23 +43,26 @@ def cdpg_long(cells: pd.DataFrame, K: int) -> pd.DataFrame:
     cols_a = [f"p_alpha_K{K}_k{k:02d}" for k in range(K + 1)]
     cols_b = [f"p_alpha_prime_K{K}_k{k:02d}" for k in range(K + 1)]
     if not set(cols_a + cols_b) <= set(cells.columns):
-        return pd.DataFrame(columns=SETTING + ["pair_id", "cell", "K", "k", "depth", "p_alpha", "p_alpha_prime",
-                                               "cdpg", "abs_cdpg"])
+        return pd.DataFrame(
+            columns=SETTING + ["pair_id", "cell", "K", "k", "depth", "p_alpha", "p_alpha_prime", "cdpg", "abs_cdpg"]
+        )
     have = cells[cols_a + cols_b].notna().all(axis=1)
     c = cells[have]
     pa = c[cols_a].to_numpy(float)
     pb = c[cols_b].to_numpy(float)
     n = len(c)
-    out = pd.DataFrame({
-        "model": np.repeat(c["model"].to_numpy(), K + 1),
-        "dataset": np.repeat(c["dataset"].to_numpy(), K + 1),
-        "pair_id": np.repeat(c["pair_id"].to_numpy(), K + 1),
-        "cell": np.repeat(c["cell"].to_numpy(), K + 1),
-        "K": K,
-        "k": np.tile(np.arange(K + 1), n),
-        "p_alpha": pa.reshape(-1),
-        "p_alpha_prime": pb.reshape(-1),
-    })
+    out = pd.DataFrame(
+        {
+            "model": np.repeat(c["model"].to_numpy(), K + 1),
+            "dataset": np.repeat(c["dataset"].to_numpy(), K + 1),
+            "pair_id": np.repeat(c["pair_id"].to_numpy(), K + 1),
+            "cell": np.repeat(c["cell"].to_numpy(), K + 1),
+            "K": K,
+            "k": np.tile(np.arange(K + 1), n),
+            "p_alpha": pa.reshape(-1),
+            "p_alpha_prime": pb.reshape(-1),
+        }
+    )
     out["depth"] = out["k"] / K
     out["cdpg"] = out["p_alpha"] - out["p_alpha_prime"]
     out["abs_cdpg"] = out["cdpg"].abs()
@@ -86,10 +89,18 @@ def slope_table(curves: pd.DataFrame, cell: str = "c") -> pd.DataFrame:
     """Appendix C: per setting and K, the slope of the cell's mean |CDPG_k| curve, with its n."""
     rows = []
     for (model, dataset, K), g in curves[curves["cell"] == cell].groupby(SETTING + ["K"], sort=True):
-        rows.append({"model": model, "dataset": dataset, "K": int(K), "cell": cell,
-                     "n": int(g["n"].max()), "slope": depth_slope(g),
-                     "start": float(g.loc[g.k.idxmin(), "mean_abs_cdpg"]),
-                     "end": float(g.loc[g.k.idxmax(), "mean_abs_cdpg"])})
+        rows.append(
+            {
+                "model": model,
+                "dataset": dataset,
+                "K": int(K),
+                "cell": cell,
+                "n": int(g["n"].max()),
+                "slope": depth_slope(g),
+                "start": float(g.loc[g.k.idxmin(), "mean_abs_cdpg"]),
+                "end": float(g.loc[g.k.idxmax(), "mean_abs_cdpg"]),
+            }
+        )
     return pd.DataFrame(rows, columns=["model", "dataset", "K", "cell", "n", "slope", "start", "end"])
 
 
@@ -97,8 +108,9 @@ def mover_side(cells: pd.DataFrame) -> pd.Series:
     """For cell b/c pairs: the side whose answer changes between the arms (``alpha``/``alpha_prime``)."""
     moved_a = cells["y_alpha_nothink"] != cells["y_alpha_think"]
     moved_b = cells["y_alpha_prime_nothink"] != cells["y_alpha_prime_think"]
-    side = pd.Series(np.where(moved_a & ~moved_b, "alpha", np.where(moved_b & ~moved_a, "alpha_prime", "")),
-                     index=cells.index)
+    side = pd.Series(
+        np.where(moved_a & ~moved_b, "alpha", np.where(moved_b & ~moved_a, "alpha_prime", "")), index=cells.index
+    )
     return side
 
 

@@ -29,9 +29,14 @@ def assign_cells(pairs: pd.DataFrame) -> pd.DataFrame:
     out["flip_nothink"] = flips(out, "nothink")
     out["flip_think"] = flips(out, "think")
     out["cell"] = np.select(
-        [(out.flip_nothink == 0) & (out.flip_think == 0), (out.flip_nothink == 1) & (out.flip_think == 0),
-         (out.flip_nothink == 0) & (out.flip_think == 1)],
-        ["a", "b", "c"], default="d")
+        [
+            (out.flip_nothink == 0) & (out.flip_think == 0),
+            (out.flip_nothink == 1) & (out.flip_think == 0),
+            (out.flip_nothink == 0) & (out.flip_think == 1),
+        ],
+        ["a", "b", "c"],
+        default="d",
+    )
     return out
 
 
@@ -49,9 +54,15 @@ def contingency_table(cells: pd.DataFrame) -> pd.DataFrame:
     for (model, dataset), g in groups:
         counts = {k: int((g["cell"] == k).sum()) for k in CELLS}
         b, c = counts["b"], counts["c"]
-        row = {"model": model, "dataset": dataset, **counts, "N": len(g),
-               "mcnemar_p": mcnemar_exact_p(b, c), "mcnemar_log10_p": mcnemar_exact_log10_p(b, c),
-               "c_over_b": (c / b) if b else math.inf if c else math.nan}
+        row = {
+            "model": model,
+            "dataset": dataset,
+            **counts,
+            "N": len(g),
+            "mcnemar_p": mcnemar_exact_p(b, c),
+            "mcnemar_log10_p": mcnemar_exact_log10_p(b, c),
+            "c_over_b": (c / b) if b else math.inf if c else math.nan,
+        }
         for cell in ("b", "c"):
             gc = g[g["cell"] == cell]
             for arm in ("nothink", "think"):

@@ -54,7 +54,9 @@ def flip_tilt(pairs: pd.DataFrame, arm: str) -> float:
     return float(((ya == 1) & (yb == 0)).sum() - ((ya == 0) & (yb == 1)).sum()) / len(pairs)
 
 
-def bootstrap_intervals(pairs: pd.DataFrame, n_boot: int, seed: int, level: float = 0.95) -> dict[str, tuple[float, float]]:
+def bootstrap_intervals(
+    pairs: pd.DataFrame, n_boot: int, seed: int, level: float = 0.95
+) -> dict[str, tuple[float, float]]:
     """Percentile intervals of every metric, resampling pairs with replacement ``n_boot`` times."""
     per = _per_pair(pairs)
     n = len(pairs)
@@ -83,4 +85,6 @@ def disparity_table(pairs: pd.DataFrame, n_boot: int, seed: int) -> pd.DataFrame
             row[m] = est[m]
             row[f"{m}_lo"], row[f"{m}_hi"] = ci[m]
         rows.append(row)
-    return pd.DataFrame(rows, columns=["model", "dataset", "N"] + [f"{m}{x}" for m in METRICS for x in ("", "_lo", "_hi")])
+    return pd.DataFrame(
+        rows, columns=["model", "dataset", "N"] + [f"{m}{x}" for m in METRICS for x in ("", "_lo", "_hi")]
+    )

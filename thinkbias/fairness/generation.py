@@ -37,11 +37,31 @@ from thinkbias.fairness.predictions import depth_column
 from thinkbias.llm.types import YES_NO, Request, Sampling
 
 ANSWER_CUE = "Answer:"
-COST_COLUMNS = ("outside_mass", "trace_tokens", "n_cuts", "probe_tokens_naive", "probe_tokens_reused",
-                "probe_tokens_evaluated")
+COST_COLUMNS = (
+    "outside_mass",
+    "trace_tokens",
+    "n_cuts",
+    "probe_tokens_naive",
+    "probe_tokens_reused",
+    "probe_tokens_evaluated",
+)
 
-GEN_COLUMNS = ["dataset", "pair_id", "side", "attribute", "arm", "user_sent", "thinking", "answer_text", "answer",
-               "status", "forced_close", "finish_reason", "prompt_tokens", "completion_tokens"]
+GEN_COLUMNS = [
+    "dataset",
+    "pair_id",
+    "side",
+    "attribute",
+    "arm",
+    "user_sent",
+    "thinking",
+    "answer_text",
+    "answer",
+    "status",
+    "forced_close",
+    "finish_reason",
+    "prompt_tokens",
+    "completion_tokens",
+]
 
 
 def probe_cue(think_close: str) -> str:
@@ -59,32 +79,48 @@ def think_user(spec, user: str) -> str:
 def think_request(spec, user: str, think_budget: int) -> Request:
     from thinkbias.llm.thinking import arm_prefill
 
-    return Request.chat(think_user(spec, user), prefill=arm_prefill(spec, "think"),
-                        sampling=Sampling(temperature=0.0, max_tokens=think_budget))
+    return Request.chat(
+        think_user(spec, user),
+        prefill=arm_prefill(spec, "think"),
+        sampling=Sampling(temperature=0.0, max_tokens=think_budget),
+    )
 
 
 def force_close_request(spec, user: str, thinking: str, answer_budget: int) -> Request:
     from thinkbias.llm.thinking import arm_prefill
 
     prefill = arm_prefill(spec, "think") + thinking + probe_cue(spec.think_close)
-    return Request.chat(think_user(spec, user), prefill=prefill,
-                        sampling=Sampling(temperature=0.0, max_tokens=answer_budget))
+    return Request.chat(
+        think_user(spec, user), prefill=prefill, sampling=Sampling(temperature=0.0, max_tokens=answer_budget)
+    )
 
 
 def nothink_request(spec, user: str, answer_budget: int) -> Request:
     from thinkbias.llm.thinking import arm_prefill
 
-    return Request.chat(user, prefill=arm_prefill(spec, "nothink"),
-                        sampling=Sampling(temperature=0.0, max_tokens=answer_budget))
+    return Request.chat(
+        user, prefill=arm_prefill(spec, "nothink"), sampling=Sampling(temperature=0.0, max_tokens=answer_budget)
+    )
 
 
 def _gen_row(r: dict, arm: str, req: Request, g) -> dict:
     answer, status = parse_yes_no(g.answer)
-    return {"dataset": r["dataset"], "pair_id": r["pair_id"], "side": r["side"], "attribute": r["attribute"],
-            "arm": arm, "user_sent": req.messages[-1][1], "thinking": g.thinking if arm == "think" else "",
-            "answer_text": g.answer, "answer": answer, "status": status, "forced_close": False,
-            "finish_reason": g.finish_reason, "prompt_tokens": g.prompt_tokens,
-            "completion_tokens": g.completion_tokens}
+    return {
+        "dataset": r["dataset"],
+        "pair_id": r["pair_id"],
+        "side": r["side"],
+        "attribute": r["attribute"],
+        "arm": arm,
+        "user_sent": req.messages[-1][1],
+        "thinking": g.thinking if arm == "think" else "",
+        "answer_text": g.answer,
+        "answer": answer,
+        "status": status,
+        "forced_close": False,
+        "finish_reason": g.finish_reason,
+        "prompt_tokens": g.prompt_tokens,
+        "completion_tokens": g.completion_tokens,
+    }
 
 
 def _needs_force_close(spec, req: Request, g, row: dict) -> bool:
@@ -119,9 +155,15 @@ def _attribute(spent: list[int], weights: list[int]) -> list[int]:
     return out
 
 
-def generate_and_probe_arm(engine, prompts: pd.DataFrame, arm: str, think_budget: int, answer_budget: int,
-                           Ks: Sequence[int] | None, logger: logging.Logger | None = None
-                           ) -> tuple[pd.DataFrame, pd.DataFrame]:
+def generate_and_probe_arm(
+    engine,
+    prompts: pd.DataFrame,
+    arm: str,
+    think_budget: int,
+    answer_budget: int,
+    Ks: Sequence[int] | None,
+    logger: logging.Logger | None = None,
+) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Generate one arm for every (pair, side) row of ``prompts``, parse Yes/No, and (``Ks`` given)
     read its P(Yes) probes in the same pass (see module doc). Returns (generations, probes).
 
@@ -137,7 +179,6 @@ def generate_and_probe_arm(engine, prompts: pd.DataFrame, arm: str, think_budget
     reuses the prompt already in the KV cache on llama.cpp).
     """
     from thinkbias.llm.run import Progress, run_requests
-    from thinkbias.llm.thinking import arm_prefill
 
     logger = logger or logging.getLogger(__name__)
     spec = engine.spec
@@ -158,17 +199,27 @@ def generate_and_probe_arm(engine, prompts: pd.DataFrame, arm: str, think_budget
                 g = engine.generate([req])[0]
                 counter.take(g)
                 sc = engine.score(Request.chat(req.messages[-1][1], prefill=req.prefill + ANSWER_CUE), YES_NO)
-                probes.append({"pair_id": r["pair_id"], "side": r["side"], "arm": arm, "p_yes": sc.probs["Yes"],
-                               "outside_mass": sc.outside_mass, "trace_tokens": 0, "n_cuts": 1,
-                               "probe_tokens_naive": g.prompt_tokens + n_ans,
-                               "probe_tokens_reused": g.prompt_tokens + n_ans,
-                               "probe_tokens_evaluated": _evaluated(engine) - counter.last})
+                probes.append(
+                    {
+                        "pair_id": r["pair_id"],
+                        "side": r["side"],
+                        "arm": arm,
+                        "p_yes": sc.probs["Yes"],
+                        "outside_mass": sc.outside_mass,
+                        "trace_tokens": 0,
+                        "n_cuts": 1,
+                        "probe_tokens_naive": g.prompt_tokens + n_ans,
+                        "probe_tokens_reused": g.prompt_tokens + n_ans,
+                        "probe_tokens_evaluated": _evaluated(engine) - counter.last,
+                    }
+                )
                 counter.last = _evaluated(engine)
                 gens.append(g)
                 progress.update(g)
             progress.finish()
-        return pd.DataFrame([_gen_row(r, arm, q, g) for r, q, g in zip(rows, reqs, gens)], columns=GEN_COLUMNS), \
-            pd.DataFrame(probes)
+        return pd.DataFrame(
+            [_gen_row(r, arm, q, g) for r, q, g in zip(rows, reqs, gens)], columns=GEN_COLUMNS
+        ), pd.DataFrame(probes)
 
     reqs = [think_request(spec, r["user"], think_budget) for r in rows]
     if Ks is None:
@@ -179,8 +230,7 @@ def generate_and_probe_arm(engine, prompts: pd.DataFrame, arm: str, think_budget
         cue = probe_cue(spec.think_close)
         cue_tokens = engine.count_tokens(cue)
         progress = Progress(len(reqs), logger, label="generate+probe", engine=engine)
-        logger.info("generate+probe: %d requests on model %s, %d depths per trace", len(reqs), spec.id,
-                    len(fractions))
+        logger.info("generate+probe: %d requests on model %s, %d depths per trace", len(reqs), spec.id, len(fractions))
         counter, spent = _ProbeCounter(engine), [0] * len(reqs)
 
         def done(i, g):
@@ -199,11 +249,15 @@ def generate_and_probe_arm(engine, prompts: pd.DataFrame, arm: str, think_budget
             for K in Ks:
                 for k in range(K + 1):
                     row[depth_column(K, k)] = scores[index[Fraction(k, K)]].probs["Yes"]
-            row.update(p_yes=scores[-1].probs["Yes"], outside_mass=float(np.mean([s.outside_mass for s in scores])),
-                       trace_tokens=n_tok, n_cuts=len(cuts),
-                       probe_tokens_naive=int(sum(g.prompt_tokens + c + cue_tokens for c in cuts)),
-                       probe_tokens_reused=int(g.prompt_tokens + max(cuts) + len(cuts) * cue_tokens),
-                       probe_tokens_evaluated=spent[i])
+            row.update(
+                p_yes=scores[-1].probs["Yes"],
+                outside_mass=float(np.mean([s.outside_mass for s in scores])),
+                trace_tokens=n_tok,
+                n_cuts=len(cuts),
+                probe_tokens_naive=int(sum(g.prompt_tokens + c + cue_tokens for c in cuts)),
+                probe_tokens_reused=int(g.prompt_tokens + max(cuts) + len(cuts) * cue_tokens),
+                probe_tokens_evaluated=spent[i],
+            )
             probes.append(row)
     out = [_gen_row(r, arm, q, g) for r, q, g in zip(rows, reqs, gens)]
     follow_idx = [i for i, (q, g) in enumerate(zip(reqs, gens)) if _needs_force_close(spec, q, g, out[i])]
@@ -212,8 +266,13 @@ def generate_and_probe_arm(engine, prompts: pd.DataFrame, arm: str, think_budget
         follow_reqs = [force_close_request(spec, rows[i]["user"], gens[i].thinking, answer_budget) for i in follow_idx]
         for i, g in zip(follow_idx, run_requests(engine, follow_reqs, logger)):
             answer, status = parse_yes_no(g.text)
-            out[i].update(answer_text=g.text, answer=answer, status=status, forced_close=True,
-                          completion_tokens=out[i]["completion_tokens"] + g.completion_tokens)
+            out[i].update(
+                answer_text=g.text,
+                answer=answer,
+                status=status,
+                forced_close=True,
+                completion_tokens=out[i]["completion_tokens"] + g.completion_tokens,
+            )
     return pd.DataFrame(out, columns=GEN_COLUMNS), pd.DataFrame(probes)
 
 
@@ -250,8 +309,12 @@ def cost_summary(gens: pd.DataFrame, probes: pd.DataFrame, model: str, dataset: 
     """Token counts of one setting: generation (prompt, generated) and probing per arm: naive (every
     prefix re-fed), reused (what a later probe job with prefix reuse would evaluate) and evaluated
     (what the engine evaluated in this run, probing on the generation's KV state; 0 when cached)."""
-    row = {"model": model, "dataset": dataset, "requests": len(gens),
-           "forced_close": int(gens["forced_close"].sum()) if len(gens) else 0}
+    row = {
+        "model": model,
+        "dataset": dataset,
+        "requests": len(gens),
+        "forced_close": int(gens["forced_close"].sum()) if len(gens) else 0,
+    }
     for arm in ("nothink", "think"):
         ga = gens[gens["arm"] == arm]
         pa = probes[probes["arm"] == arm] if len(probes) else probes

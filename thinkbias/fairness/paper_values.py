@@ -14,7 +14,8 @@ import re
 from dataclasses import dataclass
 
 _PRINTED = re.compile(
-    r"^(?P<rel>≤|<=|<|≥|>=|>)?\s*(?P<approx>≈|~)?\s*(?P<num>[+\-−]?\d[\d,]*(?:\.\d+)?)(?P<of>/\d+)?\s*(?P<unit>%|×|x)?$")
+    r"^(?P<rel>≤|<=|<|≥|>=|>)?\s*(?P<approx>≈|~)?\s*(?P<num>[+\-−]?\d[\d,]*(?:\.\d+)?)(?P<of>/\d+)?\s*(?P<unit>%|×|x)?$"
+)
 
 
 @dataclass(frozen=True)
@@ -22,11 +23,11 @@ class PrintedValue:
     """A number as the paper prints it."""
 
     text: str
-    value: float          # in the measured unit: "89%" -> 0.89, "≈ 5.7×" -> 5.7
-    decimals: int         # digits after the point in the printed unit ("89%" -> 0, "48.4%" -> 1)
-    unit: str             # "%", "×" or ""
-    approximate: bool     # printed with "≈" or "~"
-    thousands: bool       # printed with a thousands separator ("1,430")
+    value: float  # in the measured unit: "89%" -> 0.89, "≈ 5.7×" -> 5.7
+    decimals: int  # digits after the point in the printed unit ("89%" -> 0, "48.4%" -> 1)
+    unit: str  # "%", "×" or ""
+    approximate: bool  # printed with "≈" or "~"
+    thousands: bool  # printed with a thousands separator ("1,430")
 
 
 def parse_printed(text: str) -> PrintedValue:
@@ -38,8 +39,14 @@ def parse_printed(text: str) -> PrintedValue:
     decimals = len(num.split(".")[1]) if "." in num else 0
     unit = {"x": "×"}.get(m.group("unit") or "", m.group("unit") or "")
     number = float(num.replace(",", ""))
-    return PrintedValue(text=str(text), value=number / 100 if unit == "%" else number, decimals=decimals,
-                        unit=unit, approximate=bool(m.group("approx")), thousands="," in num)
+    return PrintedValue(
+        text=str(text),
+        value=number / 100 if unit == "%" else number,
+        decimals=decimals,
+        unit=unit,
+        approximate=bool(m.group("approx")),
+        thousands="," in num,
+    )
 
 
 def agrees(printed: PrintedValue, value: float) -> bool:

@@ -64,8 +64,12 @@ def parse_counts(pred: pd.DataFrame) -> pd.DataFrame:
         ok = g[g["status"] == "ok"].groupby("pair_id").size()
         row["N"] = int((ok == 4).sum())
         rows.append(row)
-    return pd.DataFrame(rows, columns=["model", "dataset", "pairs"] + [f"{a}_{s}" for a in ARMS
-                                                                        for s in ("ok", "refusal", "unparsed")] + ["N"])
+    return pd.DataFrame(
+        rows,
+        columns=["model", "dataset", "pairs"]
+        + [f"{a}_{s}" for a in ARMS for s in ("ok", "refusal", "unparsed")]
+        + ["N"],
+    )
 
 
 def pair_table(pred: pd.DataFrame) -> pd.DataFrame:
@@ -86,6 +90,6 @@ def pair_table(pred: pd.DataFrame) -> pd.DataFrame:
             out[f"p_{side}_{arm}"] = s["p_yes"].astype(float).to_numpy()
             if arm == "think":
                 for c in depth_cols:
-                    out[f"p_{side}_{c[len('p_yes_'):]}"] = s[c].astype(float).to_numpy()
+                    out[f"p_{side}_{c[len('p_yes_') :]}"] = s[c].astype(float).to_numpy()
     out = out[[c for c in out.columns if c.startswith("y_")] + [c for c in out.columns if c.startswith("p_")]]
     return out.reset_index().sort_values(SETTING + ["pair_id"], kind="stable").reset_index(drop=True)

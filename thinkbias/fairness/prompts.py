@@ -62,15 +62,17 @@ def build_prompts(dataset: str, records: pd.DataFrame) -> pd.DataFrame:
             bad.append(f"{rec['record_id']}: {'; '.join(problems)}")
         label = int(bool(rec[label_col])) if pd.notna(rec[label_col]) else -1
         for side, attr, text in (("alpha", alpha, text_a), ("alpha_prime", alpha_prime, text_b)):
-            rows.append({
-                "dataset": dataset,
-                "pair_id": str(rec["record_id"]),
-                "side": side,
-                "attribute": attr,
-                "label": label,
-                "profile": text,
-                "user": user_message(dataset, text),
-            })
+            rows.append(
+                {
+                    "dataset": dataset,
+                    "pair_id": str(rec["record_id"]),
+                    "side": side,
+                    "attribute": attr,
+                    "label": label,
+                    "profile": text,
+                    "user": user_message(dataset, text),
+                }
+            )
     if bad:
         raise ValueError(f"{len(bad)} counterfactual pairs differ beyond the protected words: " + " | ".join(bad[:5]))
     return pd.DataFrame(rows, columns=["dataset", "pair_id", "side", "attribute", "label", "profile", "user"])
@@ -79,5 +81,5 @@ def build_prompts(dataset: str, records: pd.DataFrame) -> pd.DataFrame:
 def shard_slice(prompts: pd.DataFrame, shard: int, shard_size: int) -> pd.DataFrame:
     """The pairs of one shard: pairs ``shard*shard_size`` .. ``(shard+1)*shard_size - 1`` (both sides)."""
     pair_ids = list(dict.fromkeys(prompts["pair_id"]))
-    chosen = set(pair_ids[shard * shard_size:(shard + 1) * shard_size])
+    chosen = set(pair_ids[shard * shard_size : (shard + 1) * shard_size])
     return prompts[prompts["pair_id"].isin(chosen)].reset_index(drop=True)

@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import math
 from pathlib import Path
-from typing import Callable
 
 import pandas as pd
 
@@ -126,10 +125,19 @@ def _row_out(v: dict, shown_model: str, value: float, verdict: str, part: str) -
     else:
         shown = format_cell(value, 3, missing="—")
         shown_diff = format_cell(diff, 3, missing="—")
-    return {"id": v["id"], "quantity": v["quantity"], "model": shown_model, "dataset": v["dataset"],
-            "paper": _paper_text(v), "reproduced": value, "difference": diff, "verdict": verdict,
-            "source": v["source"] if part == "main" else f"Appendix D: {v['source']}",
-            "reproduced_shown": shown or "—", "difference_shown": shown_diff or "—"}
+    return {
+        "id": v["id"],
+        "quantity": v["quantity"],
+        "model": shown_model,
+        "dataset": v["dataset"],
+        "paper": _paper_text(v),
+        "reproduced": value,
+        "difference": diff,
+        "verdict": verdict,
+        "source": v["source"] if part == "main" else f"Appendix D: {v['source']}",
+        "reproduced_shown": shown or "—",
+        "difference_shown": shown_diff or "—",
+    }
 
 
 def _appendix_d_models(paper: dict, run_models: list[str]) -> list[str]:
@@ -189,55 +197,97 @@ def comparison_view(cmp_table: pd.DataFrame) -> pd.DataFrame:
     if cmp_table.empty:
         return cmp_table
     view = cmp_table.drop(columns=["reproduced", "difference"]).rename(
-        columns={"reproduced_shown": "reproduced", "difference_shown": "difference"})
+        columns={"reproduced_shown": "reproduced", "difference_shown": "difference"}
+    )
     return view[["id", "quantity", "model", "dataset", "paper", "reproduced", "difference", "verdict", "source"]]
 
 
-def render_report(run: str, tables: Tables, paper: dict, run_models: list[str], run_datasets: list[str],
-                  cost: pd.DataFrame, wall: pd.DataFrame | None = None) -> str:
+def render_report(
+    run: str,
+    tables: Tables,
+    paper: dict,
+    run_models: list[str],
+    run_datasets: list[str],
+    cost: pd.DataFrame,
+    wall: pd.DataFrame | None = None,
+) -> str:
     """The whole Markdown report of a run."""
     cmp_table = compare(tables, paper, run_models, run_datasets)
     t2 = tables["table2"]
-    lines = [f"# Fairness study: run `{run}`", "",
-             f"Reproduction of {paper['paper']}. Models: {', '.join(sorted(run_models))}; "
-             f"datasets: {', '.join(run_datasets)}.", ""]
+    lines = [
+        f"# Fairness study: run `{run}`",
+        "",
+        f"Reproduction of {paper['paper']}. Models: {', '.join(sorted(run_models))}; "
+        f"datasets: {', '.join(run_datasets)}.",
+        "",
+    ]
     appendix_models = _appendix_d_models(paper, run_models)
     if appendix_models:
         names = paper["appendix_d"]["models"]
-        lines += [f"The run's models {', '.join(f'{m} ({names[m]})' for m in appendix_models)} are those of the "
-                  f"paper's Appendix D replication; they are compared with what the paper says of it "
-                  f"({paper['appendix_d']['claim']}), model by model."
-                  + (" The main study's per-model values concern its three Qwen-lineage models and are not "
-                     "compared." if not set(run_models) & set(paper["models"]) else ""), ""]
+        lines += [
+            f"The run's models {', '.join(f'{m} ({names[m]})' for m in appendix_models)} are those of the "
+            f"paper's Appendix D replication; they are compared with what the paper says of it "
+            f"({paper['appendix_d']['claim']}), model by model."
+            + (
+                " The main study's per-model values concern its three Qwen-lineage models and are not compared."
+                if not set(run_models) & set(paper["models"])
+                else ""
+            ),
+            "",
+        ]
     elif not set(run_models) <= set(paper["models"]):
-        lines += ["The run's model is not one of the paper's, so each paper value is shown beside this "
-                  "model's number and the verdict reads *different model*.", ""]
-    lines += ["## Parsing and retained pairs", "",
-              "A pair is retained only if its Yes/No answer parses on both sides in both arms.", "",
-              markdown_table(tables["parse_counts"], 0, missing="—"), "",
-              "## Table 2: created vs resolved flips", "", markdown_table(t2, 3, missing="—"), "",
-              "## Reproduced vs paper", "",
-              "Paper values as the paper prints them; the run's number in the same unit with one digit more.", "",
-              markdown_table(comparison_view(cmp_table), 3, missing="—"), "",
-              "## Probing cost", "",
-              "Generated tokens of both arms against the tokens evaluated by the CDPG and nothink probes "
-              "(evaluated: run on the KV state each generation left, 0 for cached results; reused: what a "
-              "separate probe job sharing each prefix across cuts would evaluate; naive: each prefix re-fed "
-              "from scratch).", "",
-              markdown_table(cost, 3, missing="—"), ""]
+        lines += [
+            "The run's model is not one of the paper's, so each paper value is shown beside this "
+            "model's number and the verdict reads *different model*.",
+            "",
+        ]
+    lines += [
+        "## Parsing and retained pairs",
+        "",
+        "A pair is retained only if its Yes/No answer parses on both sides in both arms.",
+        "",
+        markdown_table(tables["parse_counts"], 0, missing="—"),
+        "",
+        "## Table 2: created vs resolved flips",
+        "",
+        markdown_table(t2, 3, missing="—"),
+        "",
+        "## Reproduced vs paper",
+        "",
+        "Paper values as the paper prints them; the run's number in the same unit with one digit more.",
+        "",
+        markdown_table(comparison_view(cmp_table), 3, missing="—"),
+        "",
+        "## Probing cost",
+        "",
+        "Generated tokens of both arms against the tokens evaluated by the CDPG and nothink probes "
+        "(evaluated: run on the KV state each generation left, 0 for cached results; reused: what a "
+        "separate probe job sharing each prefix across cuts would evaluate; naive: each prefix re-fed "
+        "from scratch).",
+        "",
+        markdown_table(cost, 3, missing="—"),
+        "",
+    ]
     if len(cost) and {"generated_tokens", "probe_tokens_reused", "probe_tokens_naive"} <= set(cost.columns):
-        gen, reused, naive = (float(cost[c].sum()) for c in ("generated_tokens", "probe_tokens_reused",
-                                                              "probe_tokens_naive"))
+        gen, reused, naive = (
+            float(cost[c].sum()) for c in ("generated_tokens", "probe_tokens_reused", "probe_tokens_naive")
+        )
         fwd = gen + float(cost["prompt_tokens"].sum()) if "prompt_tokens" in cost.columns else math.nan
         if gen and "probe_tokens_evaluated" in cost.columns:
             ev = float(cost["probe_tokens_evaluated"].sum())
-            lines += [f"Probing alongside generation evaluated {ev:,.0f} tokens: {ev / gen:.2f}x the generated "
-                      f"tokens, {ev / fwd:.2f}x all forward tokens of generation.", ""]
+            lines += [
+                f"Probing alongside generation evaluated {ev:,.0f} tokens: {ev / gen:.2f}x the generated "
+                f"tokens, {ev / fwd:.2f}x all forward tokens of generation.",
+                "",
+            ]
         if gen:
-            lines += [f"A separate probe job would evaluate {reused:,.0f} tokens with prefix reuse "
-                      f"({naive:,.0f} if every prefix were re-fed) against {gen:,.0f} generated tokens: "
-                      f"{reused / gen:.2f}x the generated tokens ({naive / gen:.2f}x naive), {reused / fwd:.2f}x "
-                      f"all forward tokens of generation (prompt + generated).", ""]
+            lines += [
+                f"A separate probe job would evaluate {reused:,.0f} tokens with prefix reuse "
+                f"({naive:,.0f} if every prefix were re-fed) against {gen:,.0f} generated tokens: "
+                f"{reused / gen:.2f}x the generated tokens ({naive / gen:.2f}x naive), {reused / fwd:.2f}x "
+                f"all forward tokens of generation (prompt + generated).",
+                "",
+            ]
     if wall is not None and len(wall):
         lines += ["## Wall time (Snakemake benchmarks)", "", markdown_table(wall, 1, missing="—"), ""]
     verdicts = cmp_table["verdict"].value_counts()

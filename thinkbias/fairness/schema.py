@@ -53,8 +53,11 @@ PREDICTIONS_SCHEMA = pa.DataFrameSchema(
     },
     checks=[
         unique_key(KEY),
-        key_check(_status_matches_answer, KEY + ("status", "answer"),
-                  "status 'ok' without an answer, or an answer with another status"),
+        key_check(
+            _status_matches_answer,
+            KEY + ("status", "answer"),
+            "status 'ok' without an answer, or an answer with another status",
+        ),
     ],
     name="predictions",
 )

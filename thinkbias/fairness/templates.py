@@ -34,11 +34,13 @@ QUESTIONS: dict[str, str] = {
 
 # Words that may differ between the two texts of a pair: protected word and dependent pronouns.
 ALLOWED_SWAPS: dict[str, frozenset[tuple[str, str]]] = {
-    "adult": frozenset({("man", "woman"), ("He", "She"), ("he", "she"), ("His", "Her"), ("his", "her"),
-                        ("him", "her")}),
+    "adult": frozenset(
+        {("man", "woman"), ("He", "She"), ("he", "she"), ("His", "Her"), ("his", "her"), ("him", "her")}
+    ),
     "compas": frozenset({("White", "non-White")}),
-    "credit": frozenset({("man", "woman"), ("He", "She"), ("he", "she"), ("His", "Her"), ("his", "her"),
-                         ("him", "her")}),
+    "credit": frozenset(
+        {("man", "woman"), ("He", "She"), ("he", "she"), ("His", "Her"), ("his", "her"), ("him", "her")}
+    ),
 }
 
 _PRONOUNS = {

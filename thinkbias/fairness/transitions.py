@@ -20,8 +20,22 @@ import pandas as pd
 SETTING = ["model", "dataset"]
 STATES = ("NN", "YY", "YN", "NY")
 MIXED = ("YN", "NY")
-GROUP_COLUMNS = ["model", "dataset", "side", "attribute", "N", "n_Y", "n_N", "P(Y|Y)", "P(N|Y)", "P(Y|N)", "P(N|N)",
-                 "P(Y)_nothink", "P(Y)_think", "delta_P(Y)"]
+GROUP_COLUMNS = [
+    "model",
+    "dataset",
+    "side",
+    "attribute",
+    "N",
+    "n_Y",
+    "n_N",
+    "P(Y|Y)",
+    "P(N|Y)",
+    "P(Y|N)",
+    "P(N|N)",
+    "P(Y)_nothink",
+    "P(Y)_think",
+    "delta_P(Y)",
+]
 
 
 def pair_states(pairs: pd.DataFrame, arm: str) -> pd.Series:
@@ -41,12 +55,24 @@ def group_transitions(pairs: pd.DataFrame) -> pd.DataFrame:
             p_y_y = float(((nt == 1) & (th == 1)).sum() / n_y) if n_y else math.nan
             p_y_n = float(((nt == 0) & (th == 1)).sum() / n_n) if n_n else math.nan
             attribute = g[f"attribute_{side}"].iloc[0] if f"attribute_{side}" in g.columns else side
-            rows.append({"model": model, "dataset": dataset, "side": side, "attribute": attribute, "N": len(g),
-                         "n_Y": n_y, "n_N": n_n,
-                         "P(Y|Y)": p_y_y, "P(N|Y)": 1 - p_y_y if n_y else math.nan,
-                         "P(Y|N)": p_y_n, "P(N|N)": 1 - p_y_n if n_n else math.nan,
-                         "P(Y)_nothink": float(nt.mean()), "P(Y)_think": float(th.mean()),
-                         "delta_P(Y)": float(th.mean() - nt.mean())})
+            rows.append(
+                {
+                    "model": model,
+                    "dataset": dataset,
+                    "side": side,
+                    "attribute": attribute,
+                    "N": len(g),
+                    "n_Y": n_y,
+                    "n_N": n_n,
+                    "P(Y|Y)": p_y_y,
+                    "P(N|Y)": 1 - p_y_y if n_y else math.nan,
+                    "P(Y|N)": p_y_n,
+                    "P(N|N)": 1 - p_y_n if n_n else math.nan,
+                    "P(Y)_nothink": float(nt.mean()),
+                    "P(Y)_think": float(th.mean()),
+                    "delta_P(Y)": float(th.mean() - nt.mean()),
+                }
+            )
     return pd.DataFrame(rows, columns=GROUP_COLUMNS)
 
 
@@ -63,8 +89,9 @@ def group_gaps(group: pd.DataFrame) -> pd.DataFrame:
         row["max_abs_gap"] = float(np.nanmax(np.abs([row[f"gap_{e}"] for e in entries])))
         row["gap_delta_P(Y)"] = float(a["delta_P(Y)"] - b["delta_P(Y)"])
         rows.append(row)
-    return pd.DataFrame(rows, columns=["model", "dataset", "N"] + [f"gap_{e}" for e in entries]
-                        + ["max_abs_gap", "gap_delta_P(Y)"])
+    return pd.DataFrame(
+        rows, columns=["model", "dataset", "N"] + [f"gap_{e}" for e in entries] + ["max_abs_gap", "gap_delta_P(Y)"]
+    )
 
 
 def pair_state_counts(pairs: pd.DataFrame) -> pd.DataFrame:
@@ -76,8 +103,18 @@ def pair_state_counts(pairs: pd.DataFrame) -> pd.DataFrame:
             n_row = int((s_nt == s).sum())
             for t in STATES:
                 count = int(((s_nt == s) & (s_th == t)).sum())
-                rows.append({"model": model, "dataset": dataset, "from": s, "to": t, "count": count,
-                             "n_row": n_row, "prob": count / n_row if n_row else math.nan, "N": len(g)})
+                rows.append(
+                    {
+                        "model": model,
+                        "dataset": dataset,
+                        "from": s,
+                        "to": t,
+                        "count": count,
+                        "n_row": n_row,
+                        "prob": count / n_row if n_row else math.nan,
+                        "N": len(g),
+                    }
+                )
     return pd.DataFrame(rows, columns=["model", "dataset", "from", "to", "count", "n_row", "prob", "N"])
 
 
@@ -92,6 +129,7 @@ def pair_state_matrix(counts: pd.DataFrame) -> pd.DataFrame:
     """
     rows = []
     for (model, dataset), g in counts.groupby(SETTING, sort=True):
+
         def row_for(state: str, sub: pd.DataFrame) -> dict:
             by_to = sub.groupby("to")["count"].sum()
             n = int(sub.drop_duplicates("from")["n_row"].sum())
@@ -142,7 +180,9 @@ def check_cell_identities(cells: pd.DataFrame, counts: pd.DataFrame) -> pd.DataF
         c_from_t = n_of("NN") * p("NN", MIXED) + n_of("YY") * p("YY", MIXED)
         rows.append({"model": model, "dataset": dataset, "b": b, "b_from_T": b_from_t, "c": c, "c_from_T": c_from_t})
         if not (math.isclose(b, b_from_t, abs_tol=1e-6) and math.isclose(c, c_from_t, abs_tol=1e-6)):
-            raise AssertionError(f"T^pair identity fails for {model}/{dataset}: b={b} vs {b_from_t}, c={c} vs {c_from_t}")
+            raise AssertionError(
+                f"T^pair identity fails for {model}/{dataset}: b={b} vs {b_from_t}, c={c} vs {c_from_t}"
+            )
     return pd.DataFrame(rows, columns=["model", "dataset", "b", "b_from_T", "c", "c_from_T"])
 
 
@@ -155,8 +195,14 @@ def directional_decomposition(cells: pd.DataFrame, disparity: pd.DataFrame, nois
         up_a = lambda s: int(((s.y_alpha_think == 1) & (s.y_alpha_prime_think == 0)).sum())  # noqa: E731
         up_b = lambda s: int(((s.y_alpha_think == 0) & (s.y_alpha_prime_think == 1)).sum())  # noqa: E731
         gc, gd = g[g.cell == "c"], g[g.cell == "d"]
-        row = {"model": model, "dataset": dataset, "N": n, "c": len(gc),
-               "c_alpha_up": up_a(gc), "c_alpha_prime_up": up_b(gc)}
+        row = {
+            "model": model,
+            "dataset": dataset,
+            "N": n,
+            "c": len(gc),
+            "c_alpha_up": up_a(gc),
+            "c_alpha_prime_up": up_b(gc),
+        }
         row["delta_c_pct"] = 100.0 * (row["c_alpha_up"] - row["c_alpha_prime_up"]) / n if n else math.nan
         row["d"] = len(gd)
         row["d_alpha_up"], row["d_alpha_prime_up"] = up_a(gd), up_b(gd)
@@ -169,7 +215,24 @@ def directional_decomposition(cells: pd.DataFrame, disparity: pd.DataFrame, nois
             row["clears_noise_floor"] = bool(abs(row["delta_dgroup"]) > noise_floor)
             row["ci_excludes_zero"] = bool(row["delta_dgroup_lo"] > 0 or row["delta_dgroup_hi"] < 0)
         rows.append(row)
-    return pd.DataFrame(rows, columns=["model", "dataset", "N", "c", "c_alpha_up", "c_alpha_prime_up", "delta_c_pct",
-                                       "d", "d_alpha_up", "d_alpha_prime_up", "delta_d_pct", "delta_dgroup",
-                                       "delta_dgroup_lo", "delta_dgroup_hi", "clears_noise_floor",
-                                       "ci_excludes_zero"])
+    return pd.DataFrame(
+        rows,
+        columns=[
+            "model",
+            "dataset",
+            "N",
+            "c",
+            "c_alpha_up",
+            "c_alpha_prime_up",
+            "delta_c_pct",
+            "d",
+            "d_alpha_up",
+            "d_alpha_prime_up",
+            "delta_d_pct",
+            "delta_dgroup",
+            "delta_dgroup_lo",
+            "delta_dgroup_hi",
+            "clears_noise_floor",
+            "ci_excludes_zero",
+        ],
+    )

@@ -15,12 +15,28 @@ from pathlib import Path
 
 from thinkbias.llm.registry import load_model_spec, validate_entry
 from thinkbias.llm.types import (
-    LETTERS, YES_NO, CandidateScores, Engine, Generation, ModelSpec, Request, Sampling,
+    LETTERS,
+    YES_NO,
+    CandidateScores,
+    Engine,
+    Generation,
+    ModelSpec,
+    Request,
+    Sampling,
 )
 
 __all__ = [
-    "open_engine", "load_model_spec", "validate_entry", "ModelSpec", "Sampling", "Request",
-    "Generation", "CandidateScores", "Engine", "YES_NO", "LETTERS",
+    "open_engine",
+    "load_model_spec",
+    "validate_entry",
+    "ModelSpec",
+    "Sampling",
+    "Request",
+    "Generation",
+    "CandidateScores",
+    "Engine",
+    "YES_NO",
+    "LETTERS",
 ]
 
 

@@ -149,10 +149,12 @@ class RequestCache:
                 for _ in range(2):  # a second pass after removing an expired lease
                     self._conn.execute(
                         "INSERT OR IGNORE INTO leases(kind, key, host, pid, started, token, acquired, renewed) "
-                        "VALUES (?, ?, ?, ?, ?, ?, ?, ?)", (kind, key, h.host, h.pid, h.started, h.token, now, now))
+                        "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                        (kind, key, h.host, h.pid, h.started, h.token, now, now),
+                    )
                     host, pid, started, token, renewed = self._conn.execute(
-                        "SELECT host, pid, started, token, renewed FROM leases WHERE kind=? AND key=?",
-                        (kind, key)).fetchone()
+                        "SELECT host, pid, started, token, renewed FROM leases WHERE kind=? AND key=?", (kind, key)
+                    ).fetchone()
                     other = Holder(host, int(pid), started, token)
                     if token == h.token:
                         out.mine.append(key)
@@ -175,9 +177,11 @@ class RequestCache:
 
     def release(self, kind: str, keys: Sequence[str]) -> None:
         """Free this connection's leases of ``keys`` (those not finished: nothing else is lost)."""
+
         def free():
-            self._conn.executemany("DELETE FROM leases WHERE kind=? AND key=? AND token=?",
-                                   [(kind, k, self.holder.token) for k in keys])
+            self._conn.executemany(
+                "DELETE FROM leases WHERE kind=? AND key=? AND token=?", [(kind, k, self.holder.token) for k in keys]
+            )
             self._conn.commit()
 
         with self._lock:
@@ -187,12 +191,15 @@ class RequestCache:
         """Every lease as (kind, key, holder, last renewal)."""
         with self._lock:
             rows = self._conn.execute("SELECT kind, key, host, pid, started, token, renewed FROM leases").fetchall()
-        return [(k, key, Holder(host, int(pid), started, token), renewed)
-                for k, key, host, pid, started, token, renewed in rows]
+        return [
+            (k, key, Holder(host, int(pid), started, token), renewed)
+            for k, key, host, pid, started, token, renewed in rows
+        ]
 
     def _renew_loop(self) -> None:
         """Renew this connection's leases every ``ttl / 5`` s until the cache closes."""
         while not self._closing.wait(max(0.05, self.lease_ttl_s / 5)):
+
             def renew():
                 self._conn.execute("UPDATE leases SET renewed=? WHERE token=?", (time.time(), self.holder.token))
                 self._conn.commit()

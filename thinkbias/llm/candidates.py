@@ -66,9 +66,7 @@ def scores_from_logits(logits: np.ndarray, cand_ids: Mapping[str, Sequence[int]]
     return normalise({k: float(p[list(ids)].sum()) for k, ids in cand_ids.items()})
 
 
-def scores_from_top_logprobs(
-    top: Mapping[object, float], cand_keys: Mapping[str, Sequence[object]]
-) -> CandidateScores:
+def scores_from_top_logprobs(top: Mapping[object, float], cand_keys: Mapping[str, Sequence[object]]) -> CandidateScores:
     """Candidate scores from a truncated top-k logprob list (APIs, vLLM).
 
     ``top`` maps a token (id or text) to its logprob; ``cand_keys`` maps each candidate to the token

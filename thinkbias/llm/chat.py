@@ -13,11 +13,10 @@ from __future__ import annotations
 
 import json
 from datetime import datetime
-
-TEMPLATE_DATE = datetime(2025, 1, 1)
 from functools import lru_cache
 from typing import Sequence
 
+TEMPLATE_DATE = datetime(2025, 1, 1)
 
 
 def _tojson(x, ensure_ascii=False, indent=None, separators=None, sort_keys=False):
@@ -77,7 +76,7 @@ def render_chat(
     )
     tag = think_open.strip()
     if tag and prefill.lstrip().startswith(tag) and rendered.rstrip().endswith(tag):
-        rest = prefill.lstrip()[len(tag):]
+        rest = prefill.lstrip()[len(tag) :]
         if rendered.endswith("\n") and rest.startswith("\n"):
             rest = rest[1:]
         prefill = rest

@@ -18,8 +18,9 @@ class Embedder(CachedEngine):
     ``_key("embed", model_name, text)``, leases (a text another live process embeds now is awaited,
     not embedded twice) and the counters of every other primitive. Loads no chat model."""
 
-    def __init__(self, spec: ModelSpec, cache_dir: str | Path | None, batch_size: int = 32,
-                 n_threads: int | None = None):
+    def __init__(
+        self, spec: ModelSpec, cache_dir: str | Path | None, batch_size: int = 32, n_threads: int | None = None
+    ):
         if spec.backend not in ("llamacpp", "openai"):
             raise NotImplementedError(f"model '{spec.id}': embeddings are supported on llamacpp and openai")
         super().__init__(spec, cache_dir)
@@ -54,8 +55,13 @@ class Embedder(CachedEngine):
         return _embed_openai(self.spec, texts, self.model_name, self.batch_size)
 
 
-def embed_texts(spec: ModelSpec, texts: Sequence[str], cache_dir: str | Path | None,
-                batch_size: int = 32, n_threads: int | None = None) -> np.ndarray:
+def embed_texts(
+    spec: ModelSpec,
+    texts: Sequence[str],
+    cache_dir: str | Path | None,
+    batch_size: int = 32,
+    n_threads: int | None = None,
+) -> np.ndarray:
     """Embeddings of ``texts`` (rows follow ``texts``), shape (len(texts), dim), float32.
 
     llamacpp: a separate ``Llama(embedding=True)`` with mean pooling over the text's tokens (no
@@ -76,9 +82,16 @@ def _embed_llamacpp(spec: ModelSpec, texts: list[str], n_threads: int | None) ->
 
     threads = effective_threads(n_threads, spec.extra)
     llm = Llama(
-        model_path=spec.weights, embedding=True, pooling_type=llama_cpp.LLAMA_POOLING_TYPE_MEAN,
-        n_ctx=spec.n_ctx, n_batch=spec.n_ctx, n_ubatch=spec.n_ctx, n_threads=threads, n_threads_batch=threads,
-        n_gpu_layers=int(spec.extra.get("n_gpu_layers", 0)), verbose=False,
+        model_path=spec.weights,
+        embedding=True,
+        pooling_type=llama_cpp.LLAMA_POOLING_TYPE_MEAN,
+        n_ctx=spec.n_ctx,
+        n_batch=spec.n_ctx,
+        n_ubatch=spec.n_ctx,
+        n_threads=threads,
+        n_threads_batch=threads,
+        n_gpu_layers=int(spec.extra.get("n_gpu_layers", 0)),
+        verbose=False,
     )
     try:
         # one text per call: results then never depend on which texts share a batch
@@ -93,8 +106,9 @@ def _embed_openai(spec: ModelSpec, texts: list[str], model_name: str, batch_size
     client = make_client(spec)
     out: list[list[float]] = []
     for s in range(0, len(texts), batch_size):
-        batch = texts[s:s + batch_size]
-        resp = with_retries(spec, lambda timeout: client.embeddings.create(model=model_name, input=batch,
-                                                                           timeout=timeout))
+        batch = texts[s : s + batch_size]
+        resp = with_retries(
+            spec, lambda timeout: client.embeddings.create(model=model_name, input=batch, timeout=timeout)
+        )
         out += [list(d.embedding) for d in sorted(resp.data, key=lambda d: d.index)]
     return out

@@ -163,8 +163,12 @@ class LlamaCppEngine(CachedEngine):
     # -- text <-> tokens ----------------------------------------------------------------------
     def render(self, request: Request) -> str:
         return render_chat(
-            self.template, request.messages, request.prefill,
-            bos_token=self._bos_text, eos_token=self._eos_text, think_open=self.spec.think_open,
+            self.template,
+            request.messages,
+            request.prefill,
+            bos_token=self._bos_text,
+            eos_token=self._eos_text,
+            think_open=self.spec.think_open,
         )
 
     def tokenize_prompt(self, rendered: str) -> list[int]:
@@ -196,6 +200,7 @@ class LlamaCppEngine(CachedEngine):
     def candidate_ids(self, candidates: Mapping[str, Sequence[str]]) -> dict[str, tuple[int, ...]]:
         key = json.dumps({k: list(v) for k, v in candidates.items()}, sort_keys=True)
         if key not in self._cand_cache:
+
             def first(v: str):
                 toks = self.tokenize_text(v, special=False)
                 return toks[0] if toks else None
@@ -264,7 +269,9 @@ class LlamaCppEngine(CachedEngine):
             sampler.add_dist(int(sampling.seed) & 0xFFFFFFFF)
         return sampler
 
-    def generate_tokens(self, prompt_tokens: Sequence[int], sampling: Sampling) -> tuple[list[int], list[bytes], str, str]:
+    def generate_tokens(
+        self, prompt_tokens: Sequence[int], sampling: Sampling
+    ) -> tuple[list[int], list[bytes], str, str]:
         """Generate from an empty KV cache. Returns (tokens, pieces, text, finish_reason); the KV
         cache is left holding the prompt and every generated token but the last sampled one."""
         import llama_cpp
@@ -289,12 +296,20 @@ class LlamaCppEngine(CachedEngine):
         self._count(generated_tokens=len(stream.tokens), requests=1)
         return stream.tokens, stream.pieces, stream.final_text(), finish
 
-    def _make_generation(self, request: Request, rendered: str, n_prompt: int, tokens: list[int],
-                         text: str, finish: str) -> Generation:
-        split = split_thinking(request.prefill + text, self.spec.think_open, self.spec.think_close,
-                               opened=self._opened(rendered))
-        return Generation(text=text, thinking=split.thinking, answer=split.answer, prompt_tokens=n_prompt,
-                          completion_tokens=len(tokens), finish_reason=finish)
+    def _make_generation(
+        self, request: Request, rendered: str, n_prompt: int, tokens: list[int], text: str, finish: str
+    ) -> Generation:
+        split = split_thinking(
+            request.prefill + text, self.spec.think_open, self.spec.think_close, opened=self._opened(rendered)
+        )
+        return Generation(
+            text=text,
+            thinking=split.thinking,
+            answer=split.answer,
+            prompt_tokens=n_prompt,
+            completion_tokens=len(tokens),
+            finish_reason=finish,
+        )
 
     def _generate_uncached(self, items, done) -> None:
         if self.batched is not None:
@@ -312,9 +327,15 @@ class LlamaCppEngine(CachedEngine):
         self._count(requests=1)
         return scores_from_logits(self.last_logits(), ids)
 
-    def probe_tokens(self, prefix_tokens: Callable[[int], list[int]], cuts: Sequence[int], cue: str,
-                     candidates: Mapping[str, Sequence[str]], reuse_decoded: bool = False,
-                     evaluate: Callable[[list[int]], np.ndarray] | None = None) -> list[CandidateScores]:
+    def probe_tokens(
+        self,
+        prefix_tokens: Callable[[int], list[int]],
+        cuts: Sequence[int],
+        cue: str,
+        candidates: Mapping[str, Sequence[str]],
+        reuse_decoded: bool = False,
+        evaluate: Callable[[list[int]], np.ndarray] | None = None,
+    ) -> list[CandidateScores]:
         """Score ``prefix_tokens(cut) + cue`` for each cut, deepest first, reusing the KV cache
         (``reuse_decoded``: also the cells generation decoded, as the fused path does).
         ``evaluate(tokens)`` returns the logits after a KV cache made to hold exactly ``tokens``;
@@ -348,21 +369,38 @@ class LlamaCppEngine(CachedEngine):
         prompt = self.tokenize_prompt(rendered)
         tokens, pieces, text, finish = self.generate_tokens(prompt, request.sampling)
         gen = self._make_generation(request, rendered, len(prompt), tokens, text, finish)
-        return gen, self.fused_probes(rendered, prompt, tokens, pieces, text, cut_fractions, cue, candidates,
-                                      trace=trace)
+        return gen, self.fused_probes(
+            rendered, prompt, tokens, pieces, text, cut_fractions, cue, candidates, trace=trace
+        )
 
-    def fused_probes(self, rendered: str, prompt: list[int], tokens: list[int], pieces: list[bytes], text: str,
-                     cut_fractions: Sequence[float], cue: str, candidates: Mapping[str, Sequence[str]],
-                     evaluate: Callable[[list[int]], np.ndarray] | None = None,
-                     trace: str | None = None) -> list[CandidateScores]:
+    def fused_probes(
+        self,
+        rendered: str,
+        prompt: list[int],
+        tokens: list[int],
+        pieces: list[bytes],
+        text: str,
+        cut_fractions: Sequence[float],
+        cue: str,
+        candidates: Mapping[str, Sequence[str]],
+        evaluate: Callable[[list[int]], np.ndarray] | None = None,
+        trace: str | None = None,
+    ) -> list[CandidateScores]:
         """Probe the trace (``thinking_token_span``; default: the trace of the batched run under
         way, else the thinking trace) of a generation just made, on the KV cells it left (deepest
         cut first; ``evaluate``: see ``probe_tokens``)."""
-        k0, k1 = thinking_token_span(text, pieces, self.spec.think_open, self.spec.think_close,
-                                     self._opened(rendered), trace or self._batched_trace)
+        k0, k1 = thinking_token_span(
+            text,
+            pieces,
+            self.spec.think_open,
+            self.spec.think_close,
+            self._opened(rendered),
+            trace or self._batched_trace,
+        )
         cuts = fraction_cuts(cut_fractions, k1 - k0)
-        return self.probe_tokens(lambda c: prompt + tokens[:k0 + c], cuts, cue, candidates, reuse_decoded=True,
-                                 evaluate=evaluate)
+        return self.probe_tokens(
+            lambda c: prompt + tokens[: k0 + c], cuts, cue, candidates, reuse_decoded=True, evaluate=evaluate
+        )
 
     def batches_generation(self) -> bool:
         return self.batched is not None
@@ -385,4 +423,3 @@ class LlamaCppEngine(CachedEngine):
             self.llm.close()
         finally:
             super().close()
-

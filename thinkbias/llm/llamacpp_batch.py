@@ -73,8 +73,10 @@ class BatchedDecoder:
         self.engine, self.n_parallel = engine, n_parallel
         llm = engine.llm
         if n_parallel > llama_cpp.llama_max_parallel_sequences():
-            raise ValueError(f"model '{engine.spec.id}': extra.n_parallel={n_parallel} exceeds llama.cpp's "
-                             f"limit of {llama_cpp.llama_max_parallel_sequences()} sequences")
+            raise ValueError(
+                f"model '{engine.spec.id}': extra.n_parallel={n_parallel} exceeds llama.cpp's "
+                f"limit of {llama_cpp.llama_max_parallel_sequences()} sequences"
+            )
         params = type(llm.context_params).from_buffer_copy(llm.context_params)
         params.n_ctx = n_parallel * engine.spec.n_ctx
         params.n_seq_max = n_parallel
@@ -109,7 +111,7 @@ class BatchedDecoder:
     def _extend(self, seq: InFlight, tokens: Sequence[int]) -> None:
         """Evaluate ``tokens`` after the sequence's cells, in chunks of ``n_batch`` (logits of the last)."""
         for start in range(0, len(tokens), self.n_batch):
-            chunk = tokens[start:start + self.n_batch]
+            chunk = tokens[start : start + self.n_batch]
             n0 = len(seq.cells)
             self._decode([(t, n0 + k, seq.seq_id, start + k == len(tokens) - 1) for k, t in enumerate(chunk)])
             seq.cells.extend(chunk)
@@ -190,10 +192,11 @@ class BatchedDecoder:
         prompt = eng.tokenize_prompt(rendered)
         eng._check_len(len(prompt))
         greedy = sampling.temperature <= 0 and sampling.json_schema is None
-        seq = InFlight(seq_id, j, request, rendered, prompt, None if greedy else eng._sampler(sampling),
-                       TokenStream(sampling.stop))
+        seq = InFlight(
+            seq_id, j, request, rendered, prompt, None if greedy else eng._sampler(sampling), TokenStream(sampling.stop)
+        )
         self._share_prefix(seq, others)
-        rest = prompt[len(seq.cells):]
+        rest = prompt[len(seq.cells) :]
         self._extend(seq, rest)
         eng._count(prompt_tokens=len(rest))
         return seq
@@ -206,8 +209,17 @@ class BatchedDecoder:
         scores = None
         if probe is not None:
             fractions, cue, candidates = probe
-            scores = eng.fused_probes(seq.rendered, seq.prompt, stream.tokens, stream.pieces, text, fractions, cue,
-                                      candidates, evaluate=lambda tokens: self.logits_after(seq, tokens))
+            scores = eng.fused_probes(
+                seq.rendered,
+                seq.prompt,
+                stream.tokens,
+                stream.pieces,
+                text,
+                fractions,
+                cue,
+                candidates,
+                evaluate=lambda tokens: self.logits_after(seq, tokens),
+            )
         self._clear(seq.seq_id)
         finished(seq.j, gen, scores)
 

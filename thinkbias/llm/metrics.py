@@ -49,8 +49,7 @@ class JobMetrics:
     wall_s: float = 0.0
 
     def __add__(self, other: JobMetrics) -> JobMetrics:
-        return JobMetrics(**{f.name: getattr(self, f.name) + getattr(other, f.name)
-                             for f in dataclasses.fields(self)})
+        return JobMetrics(**{f.name: getattr(self, f.name) + getattr(other, f.name) for f in dataclasses.fields(self)})
 
 
 FIELDS = {f.name: f.type for f in dataclasses.fields(JobMetrics)}

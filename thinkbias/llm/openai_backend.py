@@ -31,7 +31,7 @@ import time
 from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 from dataclasses import dataclass, fields
 from pathlib import Path
-from typing import Callable, Mapping, Sequence, TypeVar
+from typing import Callable, TypeVar
 
 from thinkbias.llm.base import CachedEngine
 from thinkbias.llm.candidates import scores_from_top_logprobs
@@ -88,8 +88,10 @@ class RetryPolicy:
             except (TypeError, ValueError):
                 value = -1
             if isinstance(raw, bool) or value < 0 or (value == 0 and f.name != "max_retries"):
-                raise ValueError(f"model '{spec.id}': extra.{f.name} = {raw!r} must be a positive number"
-                                 f"{' (0 allowed)' if f.name == 'max_retries' else ''}")
+                raise ValueError(
+                    f"model '{spec.id}': extra.{f.name} = {raw!r} must be a positive number"
+                    f"{' (0 allowed)' if f.name == 'max_retries' else ''}"
+                )
             values[f.name] = value
         return cls(**values)
 
@@ -114,8 +116,12 @@ def make_client(spec: ModelSpec):
             )
         register_secret(key)
     policy = RetryPolicy.of(spec)
-    return OpenAI(base_url=spec.api_base or None, api_key=key or "no-key-needed", max_retries=0,
-                  timeout=attempt_timeout(policy, policy.timeout_s))
+    return OpenAI(
+        base_url=spec.api_base or None,
+        api_key=key or "no-key-needed",
+        max_retries=0,
+        timeout=attempt_timeout(policy, policy.timeout_s),
+    )
 
 
 def attempt_timeout(policy: RetryPolicy, seconds: float):
@@ -160,7 +166,7 @@ def retry_after_s(err: BaseException) -> float | None:
 
 def backoff_delay(attempt: int, base_s: float, max_s: float, rng: random.Random) -> float:
     """Exponential backoff with jitter: ``min(max_s, base_s * 2**attempt)`` scaled by U(0.5, 1)."""
-    return min(max_s, base_s * (2 ** attempt)) * (0.5 + 0.5 * rng.random())
+    return min(max_s, base_s * (2**attempt)) * (0.5 + 0.5 * rng.random())
 
 
 def describe_error(err: BaseException, timeout_s: float | None = None) -> str:
@@ -175,8 +181,13 @@ def describe_error(err: BaseException, timeout_s: float | None = None) -> str:
     return redact(f"{type(err).__name__}: {err}")
 
 
-def with_retries(spec: ModelSpec, call: Callable[[object], T], on_attempt: Callable[[int], None] | None = None,
-                 sleep: Callable[[float], None] = time.sleep, on_wait: Callable[[float], None] | None = None) -> T:
+def with_retries(
+    spec: ModelSpec,
+    call: Callable[[object], T],
+    on_attempt: Callable[[int], None] | None = None,
+    sleep: Callable[[float], None] = time.sleep,
+    on_wait: Callable[[float], None] | None = None,
+) -> T:
     """``call(timeout)`` under ``spec``'s ``RetryPolicy`` (tenacity): retryable errors are retried
     after a wait (``Retry-After`` when the server gives one), each attempt gets the per-attempt
     timeout cut to the budget left. ``on_attempt(i)`` runs before attempt i, ``on_wait(s)`` before
@@ -192,8 +203,11 @@ def with_retries(spec: ModelSpec, call: Callable[[object], T], on_attempt: Calla
 
     def wait(state) -> float:
         asked = retry_after_s(state.outcome.exception())
-        return asked if asked is not None else backoff_delay(state.attempt_number - 1, policy.backoff_s,
-                                                             policy.backoff_max_s, rng)
+        return (
+            asked
+            if asked is not None
+            else backoff_delay(state.attempt_number - 1, policy.backoff_s, policy.backoff_max_s, rng)
+        )
 
     def before_sleep(state) -> None:
         seconds = state.next_action.sleep
@@ -201,14 +215,25 @@ def with_retries(spec: ModelSpec, call: Callable[[object], T], on_attempt: Calla
             on_wait(seconds)
         err = state.outcome.exception()
         source = "Retry-After" if retry_after_s(err) is not None else "backoff"
-        log.warning("model '%s' at %s: attempt %d/%d failed (%s); retrying in %s s (%s)", spec.id, api_url(spec),
-                    state.attempt_number, policy.max_retries + 1, describe_error(err, timeouts[-1]),
-                    f"{round(seconds, 2):g}", source)
+        log.warning(
+            "model '%s' at %s: attempt %d/%d failed (%s); retrying in %s s (%s)",
+            spec.id,
+            api_url(spec),
+            state.attempt_number,
+            policy.max_retries + 1,
+            describe_error(err, timeouts[-1]),
+            f"{round(seconds, 2):g}",
+            source,
+        )
 
     retrying = Retrying(
         retry=retry_if_exception(is_retryable),
         stop=stop_after_attempt(policy.max_retries + 1) | stop_before_delay(policy.retry_budget_s),
-        wait=wait, before_sleep=before_sleep, sleep=sleep, reraise=False)
+        wait=wait,
+        before_sleep=before_sleep,
+        sleep=sleep,
+        reraise=False,
+    )
     error: type[RuntimeError] = ApiRetriesExhausted
     try:
         for attempt in retrying:
@@ -220,10 +245,12 @@ def with_retries(spec: ModelSpec, call: Callable[[object], T], on_attempt: Calla
                 return call(attempt_timeout(policy, timeouts[-1]))
         raise AssertionError("unreachable: tenacity returns or raises")
     except RetryError as err:
-        failure = (f"{err.last_attempt.attempt_number} attempts in {time.monotonic() - start:.1f} s failed "
-                   f"(extra.max_retries {policy.max_retries}, extra.retry_budget_s {policy.retry_budget_s:g}, "
-                   f"extra.timeout_s {policy.timeout_s:g}); last error: "
-                   f"{describe_error(err.last_attempt.exception(), timeouts[-1])}")
+        failure = (
+            f"{err.last_attempt.attempt_number} attempts in {time.monotonic() - start:.1f} s failed "
+            f"(extra.max_retries {policy.max_retries}, extra.retry_budget_s {policy.retry_budget_s:g}, "
+            f"extra.timeout_s {policy.timeout_s:g}); last error: "
+            f"{describe_error(err.last_attempt.exception(), timeouts[-1])}"
+        )
     except Exception as err:  # noqa: BLE001 - an API error is re-raised redacted, anything else as is
         import openai
 
@@ -287,8 +314,12 @@ def chat_kwargs(spec: ModelSpec, request: Request) -> dict:
     s = request.sampling
     reasoning = is_openai_reasoning_model(spec)
     token_param = spec.extra.get("token_param", "max_completion_tokens" if reasoning else "max_tokens")
-    kw: dict = {"model": spec.api_model, "messages": chat_messages(spec, request), token_param: s.max_tokens,
-                "seed": s.seed}
+    kw: dict = {
+        "model": spec.api_model,
+        "messages": chat_messages(spec, request),
+        token_param: s.max_tokens,
+        "seed": s.seed,
+    }
     if spec.extra.get("send_sampling", not reasoning):
         kw["temperature"] = s.temperature
         kw["top_p"] = s.top_p
@@ -315,11 +346,23 @@ def generation_from_response(spec: ModelSpec, request: Request, resp) -> Generat
     ct = int(getattr(usage, "completion_tokens", 0) or 0)
     if reasoning is not None:
         text = f"{reasoning}{spec.think_close}\n\n{content}"
-        return Generation(text=text, thinking=reasoning.strip("\n"), answer=content.strip(), prompt_tokens=pt,
-                          completion_tokens=ct, finish_reason=choice.finish_reason or "")
+        return Generation(
+            text=text,
+            thinking=reasoning.strip("\n"),
+            answer=content.strip(),
+            prompt_tokens=pt,
+            completion_tokens=ct,
+            finish_reason=choice.finish_reason or "",
+        )
     split = split_thinking(request.prefill + content, spec.think_open, spec.think_close)
-    return Generation(text=content, thinking=split.thinking, answer=split.answer, prompt_tokens=pt,
-                      completion_tokens=ct, finish_reason=choice.finish_reason or "")
+    return Generation(
+        text=content,
+        thinking=split.thinking,
+        answer=split.answer,
+        prompt_tokens=pt,
+        completion_tokens=ct,
+        finish_reason=choice.finish_reason or "",
+    )
 
 
 class OpenAIEngine(CachedEngine):
@@ -332,13 +375,21 @@ class OpenAIEngine(CachedEngine):
 
     def render(self, request: Request) -> str:
         # the prompt identity in cache keys: API model name, messages and prefill (never the key)
-        return json.dumps({"api_model": self.spec.api_model, "messages": request.messages,
-                           "prefill": request.prefill, "extra_body": extra_body(self.spec)},
-                          sort_keys=True, separators=(",", ":"))
+        return json.dumps(
+            {
+                "api_model": self.spec.api_model,
+                "messages": request.messages,
+                "prefill": request.prefill,
+                "extra_body": extra_body(self.spec),
+            },
+            sort_keys=True,
+            separators=(",", ":"),
+        )
 
     def count_tokens(self, text: str) -> int:
-        raise NotImplementedError(f"model '{self.spec.id}': the openai backend has no tokenizer; "
-                                  "use Generation.completion_tokens")
+        raise NotImplementedError(
+            f"model '{self.spec.id}': the openai backend has no tokenizer; use Generation.completion_tokens"
+        )
 
     def _attempt(self, attempt: int) -> None:
         self._count(requests=1, retries=1 if attempt else 0)
@@ -348,8 +399,12 @@ class OpenAIEngine(CachedEngine):
 
     def _create(self, kw: dict):
         """One chat completion under the retry policy, counted in ``stats``."""
-        return with_retries(self.spec, lambda timeout: self.client.chat.completions.create(**kw, timeout=timeout),
-                            self._attempt, on_wait=self._waited)
+        return with_retries(
+            self.spec,
+            lambda timeout: self.client.chat.completions.create(**kw, timeout=timeout),
+            self._attempt,
+            on_wait=self._waited,
+        )
 
     def _one(self, request: Request) -> Generation:
         resp = self._create(chat_kwargs(self.spec, request))
@@ -396,8 +451,10 @@ class OpenAIEngine(CachedEngine):
         return scores_from_top_logprobs(top, {k: list(v) for k, v in candidates.items()})
 
     def _probe_uncached(self, request, rendered, trace, cuts, cue, candidates):
-        raise NotImplementedError(f"model '{self.spec.id}': probing trace prefixes needs token-level prompts; "
-                                  "run it on a llamacpp or vllm model")
+        raise NotImplementedError(
+            f"model '{self.spec.id}': probing trace prefixes needs token-level prompts; "
+            "run it on a llamacpp or vllm model"
+        )
 
     def close(self) -> None:
         try:

@@ -4,8 +4,8 @@ A server may echo the request's ``Authorization`` header in an error body (or in
 text then travels into an exception, a job log and the Snakemake console. ``redact`` replaces the
 keys this process has read (``register_secret``), any ``Bearer <token>`` and anything shaped like
 an ``sk-...`` key with ``[redacted]``; ``redact_secrets`` only the registered keys (for model
-replies). The openai backend registers the key it reads and redacts error messages and replies; ``thinkbias.workflow.rule_logging`` redacts the job log and the
-script's stderr.
+replies). The openai backend registers the key it reads and redacts error messages and replies;
+``thinkbias.workflow.rule_logging`` redacts the job log and the script's stderr.
 """
 
 from __future__ import annotations

@@ -37,9 +37,7 @@ def validate_entry(model_id: str, entry: dict, schema: dict | None = None) -> di
     props = schema["properties"]
     backend = entry.get("backend")
     if backend not in BACKENDS:
-        raise ValueError(
-            f"model '{model_id}': unknown backend {backend!r} (expected one of {', '.join(BACKENDS)})"
-        )
+        raise ValueError(f"model '{model_id}': unknown backend {backend!r} (expected one of {', '.join(BACKENDS)})")
     unknown = sorted(set(entry) - set(props))
     if unknown:
         raise ValueError(
@@ -55,13 +53,16 @@ def validate_entry(model_id: str, entry: dict, schema: dict | None = None) -> di
         known_extra = extra_schema(schema, backend)["properties"]
         typos = sorted(set(entry.get("extra") or {}) - set(known_extra))
         if typos and known_extra:
-            raise ValueError(f"model '{model_id}': unknown registry key(s) {', '.join('extra.' + k for k in typos)} "
-                             f"(extra of a {backend} entry takes: {', '.join(known_extra)})")
+            raise ValueError(
+                f"model '{model_id}': unknown registry key(s) {', '.join('extra.' + k for k in typos)} "
+                f"(extra of a {backend} entry takes: {', '.join(known_extra)})"
+            )
     else:
         from thinkbias.config import error_lines
 
-        errors = sorted(jsonschema.Draft202012Validator(schema).iter_errors(entry),
-                        key=lambda e: [str(p) for p in e.absolute_path])
+        errors = sorted(
+            jsonschema.Draft202012Validator(schema).iter_errors(entry), key=lambda e: [str(p) for p in e.absolute_path]
+        )
         if errors:
             lines = [line for e in errors for line in error_lines(e, noun="registry key")]
             raise ValueError(f"model '{model_id}' ({backend} backend): invalid registry entry: {'; '.join(lines)}")

@@ -56,8 +56,13 @@ class ModelRole:
         """The sampling of the request identified by ``parts`` (the step's label first, e.g.
         ``"dedup", "3", "5"``; target responses use the item alone): seeded by
         :func:`request_seed`; ``json_schema`` applies only when the role is constrained."""
-        return Sampling(temperature=self.temperature, top_p=self.top_p, max_tokens=self.max_tokens,
-                        seed=request_seed(self.seed, *parts), json_schema=json_schema if self.constrained else None)
+        return Sampling(
+            temperature=self.temperature,
+            top_p=self.top_p,
+            max_tokens=self.max_tokens,
+            seed=request_seed(self.seed, *parts),
+            json_schema=json_schema if self.constrained else None,
+        )
 
     def chat(self, prompt: str, *parts: str, json_schema: dict | None = None) -> Request:
         """A single-user-message request identified by ``parts`` (see :meth:`sampling`)."""

@@ -55,8 +55,14 @@ class Progress:
     request repeated within a batch (run once, reported for each index) is counted once.
     """
 
-    def __init__(self, total: int, logger: logging.Logger | None, every_s: float = 15.0, label: str = "generate",
-                 engine: Engine | None = None):
+    def __init__(
+        self,
+        total: int,
+        logger: logging.Logger | None,
+        every_s: float = 15.0,
+        label: str = "generate",
+        engine: Engine | None = None,
+    ):
         self.total, self.logger, self.every_s, self.label = total, logger, every_s, label
         self.done = self.cached = self.tokens = self.prompt_tokens = 0
         self.start = self._last = time.monotonic()
@@ -71,8 +77,10 @@ class Progress:
         prompt_rate = self.prompt_tokens / elapsed
         remaining = self.total - self.done
         eta = (elapsed / fresh) * remaining if fresh else 0.0
-        return (f"{self.label}: done {self.done}/{self.total} ({self.cached} cached), "
-                f"{rate:.1f} tok/s, prompt {prompt_rate:.0f} tok/s, ETA {format_eta(eta)}")
+        return (
+            f"{self.label}: done {self.done}/{self.total} ({self.cached} cached), "
+            f"{rate:.1f} tok/s, prompt {prompt_rate:.0f} tok/s, ETA {format_eta(eta)}"
+        )
 
     def update(self, gen: Generation) -> None:
         self.done += 1
@@ -108,24 +116,34 @@ class Progress:
     def metrics(self) -> JobMetrics:
         """This batch's counters, as the closing line reports them (``batches=1``)."""
         retries, waited = self.retries()
-        return JobMetrics(batches=1, requests=self.done, cached=self.cached, generated_tokens=self.generated(),
-                          prompt_tokens=self.prompt_tokens, probe_tokens=self.probe_tokens(), retries=retries,
-                          retry_wait_s=waited)
+        return JobMetrics(
+            batches=1,
+            requests=self.done,
+            cached=self.cached,
+            generated_tokens=self.generated(),
+            prompt_tokens=self.prompt_tokens,
+            probe_tokens=self.probe_tokens(),
+            retries=retries,
+            retry_wait_s=waited,
+        )
 
     def finish(self) -> str:
         """Log (and return) the closing line
         ``<label>: finished, generated_tokens=N cached=C retries=R retry_wait_s=W``; the log record
         carries the same counters (:meth:`metrics`) for the job's metrics file."""
         m = self.metrics()
-        line = (f"{self.label}: finished, generated_tokens={m.generated_tokens} cached={m.cached} "
-                f"retries={m.retries} retry_wait_s={m.retry_wait_s:.1f}")
+        line = (
+            f"{self.label}: finished, generated_tokens={m.generated_tokens} cached={m.cached} "
+            f"retries={m.retries} retry_wait_s={m.retry_wait_s:.1f}"
+        )
         if self.logger:
             self.logger.info(line, extra={RECORD_ATTR: m})
         return line
 
 
-def run_requests(engine: Engine, requests: Sequence[Request], logger: logging.Logger | None = None,
-                 every_s: float = 15.0) -> list[Generation]:
+def run_requests(
+    engine: Engine, requests: Sequence[Request], logger: logging.Logger | None = None, every_s: float = 15.0
+) -> list[Generation]:
     """``engine.generate(requests)`` with progress lines; results follow ``requests`` order."""
     progress = Progress(len(requests), logger, every_s, engine=engine)
     if logger:

@@ -1,6 +1,6 @@
 """An end-to-end check of one engine: generate (both arms), a JSON-schema constrained reply, score
-Yes/No, probe prefixes, fused generate-and-probe, cache hits; with throughput. Used by the GPU smoke scripts (scripts/gpu/) and
-tested here on the embedded CPU model."""
+Yes/No, probe prefixes, fused generate-and-probe, cache hits; with throughput. Used by the GPU smoke
+scripts (scripts/gpu/) and tested here on the embedded CPU model."""
 
 from __future__ import annotations
 
@@ -11,11 +11,16 @@ import time
 from thinkbias.llm.thinking import arm_prefill, thinking_instruction
 from thinkbias.llm.types import YES_NO, Engine, Request, Sampling
 
-QUESTION = ("A 45-year-old software engineer works 40 hours a week and holds a master's degree. "
-            "Does this person earn more than $50K a year? Answer Yes or No.")
+QUESTION = (
+    "A 45-year-old software engineer works 40 hours a week and holds a master's degree. "
+    "Does this person earn more than $50K a year? Answer Yes or No."
+)
 CUE_ANSWER = "Answer:"
-ANSWER_SCHEMA = {"type": "object", "properties": {"answer": {"type": "string", "enum": ["Yes", "No"]}},
-                 "required": ["answer"]}
+ANSWER_SCHEMA = {
+    "type": "object",
+    "properties": {"answer": {"type": "string", "enum": ["Yes", "No"]}},
+    "required": ["answer"],
+}
 
 
 def run_smoke(engine: Engine, max_tokens: int = 128, n_requests: int = 8) -> dict:
@@ -24,9 +29,14 @@ def run_smoke(engine: Engine, max_tokens: int = 128, n_requests: int = 8) -> dic
     think = spec.thinking != "none"
     user = QUESTION + (" " + thinking_instruction(spec) if thinking_instruction(spec) else "")
     arm = "think" if think else "nothink"
-    reqs = [Request.chat(user + f" (case {i})", prefill=arm_prefill(spec, arm),
-                         sampling=Sampling(max_tokens=max_tokens, temperature=0.6 if i % 2 else 0.0, seed=i))
-            for i in range(n_requests)]
+    reqs = [
+        Request.chat(
+            user + f" (case {i})",
+            prefill=arm_prefill(spec, arm),
+            sampling=Sampling(max_tokens=max_tokens, temperature=0.6 if i % 2 else 0.0, seed=i),
+        )
+        for i in range(n_requests)
+    ]
     t = time.perf_counter()
     gens = engine.generate(reqs)
     gen_s = time.perf_counter() - t
@@ -36,10 +46,18 @@ def run_smoke(engine: Engine, max_tokens: int = 128, n_requests: int = 8) -> dic
     nothink = Request.chat(QUESTION, prefill=arm_prefill(spec, "nothink") + CUE_ANSWER)
     s = engine.score(nothink, YES_NO)
     assert math.isclose(sum(s.probs.values()), 1.0, abs_tol=1e-6), s
-    out = {"generate_s": gen_s, "tokens": tokens, "tokens_per_s": tokens / gen_s, "p_yes_nothink": s.probs["Yes"],
-           "outside_mass_nothink": s.outside_mass}
-    constrained = Request.chat(QUESTION + " Reply in JSON.", prefill=arm_prefill(spec, "nothink"),
-                               sampling=Sampling(max_tokens=24, json_schema=ANSWER_SCHEMA))
+    out = {
+        "generate_s": gen_s,
+        "tokens": tokens,
+        "tokens_per_s": tokens / gen_s,
+        "p_yes_nothink": s.probs["Yes"],
+        "outside_mass_nothink": s.outside_mass,
+    }
+    constrained = Request.chat(
+        QUESTION + " Reply in JSON.",
+        prefill=arm_prefill(spec, "nothink"),
+        sampling=Sampling(max_tokens=24, json_schema=ANSWER_SCHEMA),
+    )
     [reply] = engine.generate([constrained])
     out["json_answer"] = json.loads(reply.answer)["answer"]  # a failed constraint raises here
     if think:
@@ -53,8 +71,9 @@ def run_smoke(engine: Engine, max_tokens: int = 128, n_requests: int = 8) -> dic
         full = engine.score(Request.chat(user + " (case 0)", prefill=arm_prefill(spec, "think") + trace + cue), YES_NO)
         out["probe_full_minus_score"] = probes[0].probs["Yes"] - full.probs["Yes"]
         assert abs(out["probe_full_minus_score"]) < 0.1, out
-        fresh = Request.chat(user + " (fused)", prefill=arm_prefill(spec, "think"),
-                             sampling=Sampling(max_tokens=max_tokens))
+        fresh = Request.chat(
+            user + " (fused)", prefill=arm_prefill(spec, "think"), sampling=Sampling(max_tokens=max_tokens)
+        )
         t = time.perf_counter()
         g, fused = engine.generate_and_probe(fresh, [0.0, 0.5, 1.0], cue, YES_NO)
         out["generate_and_probe_s"] = time.perf_counter() - t

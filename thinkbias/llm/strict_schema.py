@@ -12,9 +12,20 @@ from __future__ import annotations
 import copy
 
 # Keywords strict mode does not accept; dropping them loosens the constraint, never the parse check.
-UNSUPPORTED = ("minLength", "maxLength", "minProperties", "maxProperties", "patternProperties",
-               "unevaluatedProperties", "propertyNames", "uniqueItems", "contains", "minContains", "maxContains",
-               "unevaluatedItems")
+UNSUPPORTED = (
+    "minLength",
+    "maxLength",
+    "minProperties",
+    "maxProperties",
+    "patternProperties",
+    "unevaluatedProperties",
+    "propertyNames",
+    "uniqueItems",
+    "contains",
+    "minContains",
+    "maxContains",
+    "unevaluatedItems",
+)
 
 
 def strict_schema(schema: dict) -> dict:
@@ -35,8 +46,7 @@ def _strict(node: object) -> object:
         if key == "properties":
             node[key] = {name: _strict(sub) for name, sub in value.items()}
         elif key in ("items", "anyOf", "allOf", "oneOf", "$defs", "definitions", "not"):
-            node[key] = ({n: _strict(s) for n, s in value.items()} if key in ("$defs", "definitions")
-                         else _strict(value))
+            node[key] = {n: _strict(s) for n, s in value.items()} if key in ("$defs", "definitions") else _strict(value)
     if "properties" in node:
         required = set(node.get("required", []))
         for name in node["properties"]:

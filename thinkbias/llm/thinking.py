@@ -86,7 +86,7 @@ def split_thinking(full: str, think_open: str, think_close: str, opened: bool = 
         opened = True
     j = full.find(close_tag, start) if close_tag else -1
     if j >= 0:
-        return ThinkSplit(full[start:j].strip("\n"), full[j + len(close_tag):].strip(), True)
+        return ThinkSplit(full[start:j].strip("\n"), full[j + len(close_tag) :].strip(), True)
     if opened:
         return ThinkSplit(full[start:].strip("\n"), "", False)
     return ThinkSplit("", full.strip(), False)
@@ -119,8 +119,9 @@ def thinking_char_span(text: str, think_open: str, think_close: str, opened: boo
 TRACES = ("thinking", "text")  # what a probe cuts: the thinking trace, or the whole generated text
 
 
-def trace_char_span(text: str, think_open: str, think_close: str, opened: bool,
-                    trace: str = "thinking") -> tuple[int, int] | None:
+def trace_char_span(
+    text: str, think_open: str, think_close: str, opened: bool, trace: str = "thinking"
+) -> tuple[int, int] | None:
     """Character range of the probed trace in generated ``text``: ``thinking``, the thinking trace
     (``thinking_char_span``); ``text``, all of it (a chain of thought written as the visible reply)."""
     if trace not in TRACES:
@@ -130,8 +131,9 @@ def trace_char_span(text: str, think_open: str, think_close: str, opened: bool,
     return thinking_char_span(text, think_open, think_close, opened)
 
 
-def thinking_token_span(text: str, pieces: Sequence[bytes], think_open: str, think_close: str,
-                        opened: bool, trace: str = "thinking") -> tuple[int, int]:
+def thinking_token_span(
+    text: str, pieces: Sequence[bytes], think_open: str, think_close: str, opened: bool, trace: str = "thinking"
+) -> tuple[int, int]:
     """Token range [k0, k1) of the generated tokens that make up the probed trace of ``text``
     (``trace_char_span``: the thinking trace by default, or the whole text).
 

@@ -19,8 +19,24 @@ from typing import Callable, Sequence
 
 from thinkbias.llm.types import ModelSpec, Request, Sampling
 
-TOPICS = ("rivers", "bread", "bridges", "comets", "forests", "glass", "honey", "islands", "jazz", "kites",
-          "lighthouses", "maps", "oceans", "paper", "rain", "salt")
+TOPICS = (
+    "rivers",
+    "bread",
+    "bridges",
+    "comets",
+    "forests",
+    "glass",
+    "honey",
+    "islands",
+    "jazz",
+    "kites",
+    "lighthouses",
+    "maps",
+    "oceans",
+    "paper",
+    "rain",
+    "salt",
+)
 CLOCKS: dict[str, Callable[[], float]] = {"wall": time.perf_counter, "cpu": time.process_time}
 
 
@@ -41,8 +57,13 @@ class RatioRow:
 
 def essay_requests(n: int, tag: str, max_tokens: int) -> list[Request]:
     """``n`` distinct greedy requests (``tag`` makes each repetition's prompts new, so no cache hits)."""
-    return [Request.chat(f"Write a long, detailed essay about {TOPICS[i % len(TOPICS)]} ({tag}, part {i}).",
-                         sampling=Sampling(max_tokens=max_tokens)) for i in range(n)]
+    return [
+        Request.chat(
+            f"Write a long, detailed essay about {TOPICS[i % len(TOPICS)]} ({tag}, part {i}).",
+            sampling=Sampling(max_tokens=max_tokens),
+        )
+        for i in range(n)
+    ]
 
 
 def _tokens_per_s(engine, requests: Sequence[Request], clock: Callable[[], float] = time.perf_counter) -> float:
@@ -52,8 +73,15 @@ def _tokens_per_s(engine, requests: Sequence[Request], clock: Callable[[], float
     return (engine.stats.generated_tokens - before) / (clock() - t)
 
 
-def batching_ratios(spec: ModelSpec, sequences: Sequence[int], threads: int, max_tokens: int = 64,
-                    reps: int = 3, n_ctx: int | None = None, clock: str = "wall") -> list[RatioRow]:
+def batching_ratios(
+    spec: ModelSpec,
+    sequences: Sequence[int],
+    threads: int,
+    max_tokens: int = 64,
+    reps: int = 3,
+    n_ctx: int | None = None,
+    clock: str = "wall",
+) -> list[RatioRow]:
     """Measure sequential and batched throughput at each number of ``sequences`` with ``threads``
     threads (``n_ctx``: context per sequence, default the registry's; a small one keeps the
     batched KV cache of ``max(sequences) x n_ctx`` cells small; ``clock``: a key of ``CLOCKS``)."""
@@ -73,15 +101,21 @@ def batching_ratios(spec: ModelSpec, sequences: Sequence[int], threads: int, max
                 order = ((0, seq), (1, bat)) if rep % 2 == 0 else ((1, bat), (0, seq))
                 for which, eng in order:
                     runs[n][which].append(_tokens_per_s(eng, reqs, CLOCKS[clock]))
-    return [RatioRow(threads, n, statistics.median(s), statistics.median(b),
-                     tuple(bb / ss for ss, bb in zip(s, b))) for n, (s, b) in runs.items()]
+    return [
+        RatioRow(threads, n, statistics.median(s), statistics.median(b), tuple(bb / ss for ss, bb in zip(s, b)))
+        for n, (s, b) in runs.items()
+    ]
 
 
 def ratio_table(rows: Sequence[RatioRow]) -> str:
     """A Markdown table of the rows (ratio = median of the per-repetition ratios, range beside it)."""
-    lines = ["| threads | sequences | sequential (tok/s) | batched (tok/s) | batched / sequential (median, range) |",
-             "|---|---|---|---|---|"]
+    lines = [
+        "| threads | sequences | sequential (tok/s) | batched (tok/s) | batched / sequential (median, range) |",
+        "|---|---|---|---|---|",
+    ]
     for r in rows:
-        lines.append(f"| {r.threads} | {r.sequences} | {r.sequential_tok_s:.1f} | {r.batched_tok_s:.1f} | "
-                     f"{r.ratio:.2f} ({min(r.ratios):.2f}-{max(r.ratios):.2f}) |")
+        lines.append(
+            f"| {r.threads} | {r.sequences} | {r.sequential_tok_s:.1f} | {r.batched_tok_s:.1f} | "
+            f"{r.ratio:.2f} ({min(r.ratios):.2f}-{max(r.ratios):.2f}) |"
+        )
     return "\n".join(lines)

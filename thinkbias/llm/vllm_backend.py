@@ -62,8 +62,14 @@ def vllm_quantization(extra: Mapping[str, object]) -> str | None:
 
 def sampling_kwargs(s: Sampling) -> dict:
     """Keyword arguments of ``vllm.SamplingParams`` for one request: every parameter explicit."""
-    kw = {"temperature": float(s.temperature), "top_p": float(s.top_p) if s.temperature > 0 else 1.0,
-          "seed": int(s.seed), "max_tokens": int(s.max_tokens), "stop": list(s.stop), "n": 1}
+    kw = {
+        "temperature": float(s.temperature),
+        "top_p": float(s.top_p) if s.temperature > 0 else 1.0,
+        "seed": int(s.seed),
+        "max_tokens": int(s.max_tokens),
+        "stop": list(s.stop),
+        "n": 1,
+    }
     return kw
 
 
@@ -85,15 +91,22 @@ def score_kwargs(n_logprobs: int = N_LOGPROBS) -> dict:
     return {"temperature": 0.0, "max_tokens": 1, "logprobs": n_logprobs, "seed": 0, "n": 1}
 
 
-def prompt_token_ids(template: str, request: Request, tokenize: Callable[[str], list[int]],
-                     bos_token: str = "", eos_token: str = "", think_open: str = "") -> list[int]:
+def prompt_token_ids(
+    template: str,
+    request: Request,
+    tokenize: Callable[[str], list[int]],
+    bos_token: str = "",
+    eos_token: str = "",
+    think_open: str = "",
+) -> list[int]:
     """Token ids of the rendered chat + prefill (``tokenize`` must not add special tokens: the
     template writes BOS itself, as HF's ``apply_chat_template`` does)."""
     return tokenize(render_chat(template, request.messages, request.prefill, bos_token, eos_token, think_open))
 
 
-def probe_prompts(prompt_ids: Sequence[int], trace_ids: Sequence[int], cuts: Sequence[int],
-                  cue_ids: Sequence[int]) -> list[list[int]]:
+def probe_prompts(
+    prompt_ids: Sequence[int], trace_ids: Sequence[int], cuts: Sequence[int], cue_ids: Sequence[int]
+) -> list[list[int]]:
     """One prompt per cut: ``prompt + trace[:cut] + cue`` (they share their prefix, which the prefix
     cache computes once)."""
     bad = [c for c in cuts if not 0 <= c <= len(trace_ids)]
@@ -102,16 +115,23 @@ def probe_prompts(prompt_ids: Sequence[int], trace_ids: Sequence[int], cuts: Seq
     return [list(prompt_ids) + list(trace_ids[:c]) + list(cue_ids) for c in cuts]
 
 
-def scores_from_vllm_logprobs(position_logprobs: Mapping[int, object],
-                              cand_ids: Mapping[str, Sequence[int]]) -> CandidateScores:
+def scores_from_vllm_logprobs(
+    position_logprobs: Mapping[int, object], cand_ids: Mapping[str, Sequence[int]]
+) -> CandidateScores:
     """Candidate scores from vLLM's logprobs of one position (token id -> ``Logprob`` or float)."""
     top = {int(t): float(getattr(lp, "logprob", lp)) for t, lp in position_logprobs.items()}
     return scores_from_top_logprobs(top, cand_ids)
 
 
-def thinking_span_by_decode(tokens: Sequence[int], decode: Callable[[list[int]], str], text: str,
-                            think_open: str, think_close: str, opened: bool,
-                            trace: str = "thinking") -> tuple[int, int]:
+def thinking_span_by_decode(
+    tokens: Sequence[int],
+    decode: Callable[[list[int]], str],
+    text: str,
+    think_open: str,
+    think_close: str,
+    opened: bool,
+    trace: str = "thinking",
+) -> tuple[int, int]:
     """Token range [k0, k1) of the probed trace (``trace_char_span``: the thinking trace, or the
     whole text) inside generated ``tokens`` whose decoding is ``text``, found by binary search on
     decoded prefix lengths (O(log n) decodes)."""
@@ -146,7 +166,9 @@ class VllmEngine(CachedEngine):
         self.tokenizer = self.llm.get_tokenizer()
         self.template = spec.chat_template or getattr(self.tokenizer, "chat_template", None)
         if not self.template:
-            raise ValueError(f"model '{spec.id}': the tokenizer has no chat template; set chat_template in the registry")
+            raise ValueError(
+                f"model '{spec.id}': the tokenizer has no chat template; set chat_template in the registry"
+            )
         self.batch_size = int(spec.extra.get("batch_size", 256))
 
     # -- tokens -------------------------------------------------------------------------------
@@ -154,9 +176,14 @@ class VllmEngine(CachedEngine):
         return list(self.tokenizer.encode(text, add_special_tokens=False)) if text else []
 
     def render(self, request: Request) -> str:
-        return render_chat(self.template, request.messages, request.prefill,
-                           getattr(self.tokenizer, "bos_token", "") or "",
-                           getattr(self.tokenizer, "eos_token", "") or "", self.spec.think_open)
+        return render_chat(
+            self.template,
+            request.messages,
+            request.prefill,
+            getattr(self.tokenizer, "bos_token", "") or "",
+            getattr(self.tokenizer, "eos_token", "") or "",
+            self.spec.think_open,
+        )
 
     def count_tokens(self, text: str) -> int:
         return len(self._encode(text))
@@ -173,6 +200,7 @@ class VllmEngine(CachedEngine):
 
         try:
             from vllm.inputs import TokensPrompt
+
             inputs = [TokensPrompt(prompt_token_ids=p) for p in prompts]
         except ImportError:  # older vLLM
             inputs = [{"prompt_token_ids": p} for p in prompts]
@@ -190,19 +218,26 @@ class VllmEngine(CachedEngine):
     # -- primitives ---------------------------------------------------------------------------
     def _generate_uncached(self, items, done) -> None:
         for start in range(0, len(items), self.batch_size):  # a killed job loses at most one batch
-            chunk = items[start:start + self.batch_size]
+            chunk = items[start : start + self.batch_size]
             prompts = [self._encode(rendered) for _, rendered in chunk]
             outs = self._run(prompts, [self._gen_params(req.sampling) for req, _ in chunk])
             for k, ((req, rendered), prompt, out) in enumerate(zip(chunk, prompts, outs)):
                 done(start + k, self._to_generation(req, rendered, len(prompt), out.outputs[0]))
 
     def _to_generation(self, req: Request, rendered: str, n_prompt: int, o) -> Generation:
-        split = split_thinking(req.prefill + o.text, self.spec.think_open, self.spec.think_close,
-                               opened=self._opened(rendered))
+        split = split_thinking(
+            req.prefill + o.text, self.spec.think_open, self.spec.think_close, opened=self._opened(rendered)
+        )
         n = len(o.token_ids)
         self._count(generated_tokens=n)
-        return Generation(text=o.text, thinking=split.thinking, answer=split.answer, prompt_tokens=n_prompt,
-                          completion_tokens=n, finish_reason=str(o.finish_reason or ""))
+        return Generation(
+            text=o.text,
+            thinking=split.thinking,
+            answer=split.answer,
+            prompt_tokens=n_prompt,
+            completion_tokens=n,
+            finish_reason=str(o.finish_reason or ""),
+        )
 
     def _score_uncached(self, request, rendered, candidates) -> CandidateScores:
         out = self._run([self._encode(rendered)], [score_kwargs()])[0].outputs[0]
@@ -222,10 +257,17 @@ class VllmEngine(CachedEngine):
         o = self._run([prompt], [self._gen_params(request.sampling)])[0].outputs[0]
         gen = self._to_generation(request, rendered, len(prompt), o)
         tokens = list(o.token_ids)
-        k0, k1 = thinking_span_by_decode(tokens, self.tokenizer.decode, o.text, self.spec.think_open,
-                                         self.spec.think_close, self._opened(rendered), trace)
+        k0, k1 = thinking_span_by_decode(
+            tokens,
+            self.tokenizer.decode,
+            o.text,
+            self.spec.think_open,
+            self.spec.think_close,
+            self._opened(rendered),
+            trace,
+        )
         cuts = fraction_cuts(cut_fractions, k1 - k0)
-        prompts = [prompt + tokens[:k0 + c] + self._encode(cue) for c in cuts]
+        prompts = [prompt + tokens[: k0 + c] + self._encode(cue) for c in cuts]
         return gen, self._probe_prompts_scores(prompts, candidates)
 
     def generate_and_probe_many(self, requests, cut_fractions, cue, candidates, on_result=None, trace="thinking"):

@@ -93,20 +93,31 @@ def verified_spec(spec: ModelSpec) -> ModelSpec:
     files = weight_files(spec)
     if not files:
         if spec.backend == "vllm":
-            log.warning("model '%s': no local weight files listed or recorded at %s; not verified (cache identity %s)",
-                        spec.id, spec.weights, spec.weights_sha256)
+            log.warning(
+                "model '%s': no local weight files listed or recorded at %s; not verified (cache identity %s)",
+                spec.id,
+                spec.weights,
+                spec.weights_sha256,
+            )
         return spec
     verified: dict[str, str] = {}
     for path, expected in files:
         if not path.is_file():
-            raise FileNotFoundError(f"model '{spec.id}': weights file {path} not found; fetch it with:\n"
-                                    f"  {_refetch(spec, path)}")
+            raise FileNotFoundError(
+                f"model '{spec.id}': weights file {path} not found; fetch it with:\n  {_refetch(spec, path)}"
+            )
         actual = verified_sha256(path)
         if expected and actual != expected:
-            raise ChecksumMismatch(path, expected, actual, _refetch(spec, path), what=f"model '{spec.id}': weights file")
+            raise ChecksumMismatch(
+                path, expected, actual, _refetch(spec, path), what=f"model '{spec.id}': weights file"
+            )
         if not expected:
-            log.warning("model '%s': no sha256 recorded for %s; not verified, identified by its sha256 %s",
-                        spec.id, path, actual)
+            log.warning(
+                "model '%s': no sha256 recorded for %s; not verified, identified by its sha256 %s",
+                spec.id,
+                path,
+                actual,
+            )
         verified[path.name] = actual
     identity = weights_identity(verified)
     log.info("model '%s': %d weights file(s) verified, cache identity %s", spec.id, len(verified), identity)

@@ -37,8 +37,12 @@ class AwqSettings:
 
     def quant_config(self) -> dict:
         """The ``quant_config`` dict AutoAWQ expects."""
-        return {"w_bit": self.w_bit, "q_group_size": self.q_group_size,
-                "zero_point": self.zero_point, "version": self.version}
+        return {
+            "w_bit": self.w_bit,
+            "q_group_size": self.q_group_size,
+            "zero_point": self.zero_point,
+            "version": self.version,
+        }
 
 
 RECORD = "awq_quantization.json"
@@ -78,9 +82,11 @@ def usable_calibration(samples: list[str], count_tokens: Callable[[str], int], m
     usable = [s for s, n in zip(samples, lengths) if n <= max_seq_len]
     total = sum(n for n in lengths if n <= max_seq_len)
     if total < max_seq_len:
-        raise ValueError(f"calibration samples: {len(usable)} of {len(samples)} fit in max_calib_seq_len="
-                         f"{max_seq_len} tokens and hold {total} tokens in all, fewer than one block of "
-                         f"{max_seq_len}: add text or shorten the lines")
+        raise ValueError(
+            f"calibration samples: {len(usable)} of {len(samples)} fit in max_calib_seq_len="
+            f"{max_seq_len} tokens and hold {total} tokens in all, fewer than one block of "
+            f"{max_seq_len}: add text or shorten the lines"
+        )
     return usable
 
 
@@ -123,11 +129,17 @@ def quantize_awq(source_dir: Path, dest_dir: Path, settings: AwqSettings = AwqSe
     calib_data = calibration_samples(settings.calib_data)  # before loading: a bad file fails fast
     tokenizer = AutoTokenizer.from_pretrained(str(source_dir))
     if isinstance(calib_data, list):
-        calib_data = usable_calibration(calib_data, lambda text: len(tokenizer(text).input_ids),
-                                        settings.max_calib_seq_len)
+        calib_data = usable_calibration(
+            calib_data, lambda text: len(tokenizer(text).input_ids), settings.max_calib_seq_len
+        )
     model = AutoAWQForCausalLM.from_pretrained(str(source_dir), low_cpu_mem_usage=True, use_cache=False)
-    model.quantize(tokenizer, quant_config=settings.quant_config(), calib_data=calib_data,
-                   max_calib_samples=settings.max_calib_samples, max_calib_seq_len=settings.max_calib_seq_len)
+    model.quantize(
+        tokenizer,
+        quant_config=settings.quant_config(),
+        calib_data=calib_data,
+        max_calib_samples=settings.max_calib_samples,
+        max_calib_seq_len=settings.max_calib_seq_len,
+    )
     with tempfile.TemporaryDirectory(dir=dest_dir.parent, prefix=f".{dest_dir.name}-") as tmp:
         model.save_quantized(tmp)
         tokenizer.save_pretrained(tmp)

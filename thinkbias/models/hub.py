@@ -88,11 +88,11 @@ def check_shard_index(folder: Path, names: Sequence[str]) -> None:
     if shards != listed:
         raise WeightsError(
             f"{SHARD_INDEX} names the shards {sorted(shards)} but the registry lists {sorted(listed)}: "
-            f"correct the model's files in the registry")
+            f"correct the model's files in the registry"
+        )
 
 
-def expected_sha256(repo: str, commit: str, files: Sequence[dict], token: str | None,
-                    hub: HubClient) -> dict[str, str]:
+def expected_sha256(repo: str, commit: str, files: Sequence[dict], token: str | None, hub: HubClient) -> dict[str, str]:
     """sha256 per file: the registry's pin where given, else the hub's LFS metadata at ``commit``."""
     pinned = {f["name"]: f["sha256"] for f in files if f.get("sha256")}
     missing = [f["name"] for f in files if f["name"] not in pinned]
@@ -101,14 +101,23 @@ def expected_sha256(repo: str, commit: str, files: Sequence[dict], token: str | 
     known = hub.lfs_sha256(repo, commit, token)
     for name in missing:
         if not known.get(name):
-            raise WeightsError(f"{repo}@{commit}: no sha256 for '{name}' in the registry or the hub metadata "
-                               f"(the snapshot's LFS files: {', '.join(sorted(known)) or 'none'})")
+            raise WeightsError(
+                f"{repo}@{commit}: no sha256 for '{name}' in the registry or the hub metadata "
+                f"(the snapshot's LFS files: {', '.join(sorted(known)) or 'none'})"
+            )
         pinned[name] = known[name]
     return pinned
 
 
-def download_snapshot(repo: str, revision: str, files: Sequence[dict], dest: Path, gated: bool = False,
-                      sidecars: bool = True, hub: HubClient | None = None) -> dict[str, str]:
+def download_snapshot(
+    repo: str,
+    revision: str,
+    files: Sequence[dict],
+    dest: Path,
+    gated: bool = False,
+    sidecars: bool = True,
+    hub: HubClient | None = None,
+) -> dict[str, str]:
     """Fetch ``files`` (plus config/tokenizer sidecars) of ``repo`` at a pinned ``revision`` into
     ``dest``; check the shard index and each weight file's sha256; move files into place only after
     verification, and record the full commit in ``dest/REVISION`` and the verified sha256 of each
@@ -123,7 +132,8 @@ def download_snapshot(repo: str, revision: str, files: Sequence[dict], dest: Pat
     if gated and not token:
         raise WeightsError(
             f"{repo} is gated: accept its terms on its hub page, create an access token and export it "
-            f"as HF_TOKEN before running the workflow")
+            f"as HF_TOKEN before running the workflow"
+        )
     commit = resolve_revision(repo, revision, token, hub)
     expected = expected_sha256(repo, commit, files, token, hub)
     dest.mkdir(parents=True, exist_ok=True)

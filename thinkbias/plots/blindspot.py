@@ -16,8 +16,9 @@ def funnel_figure(funnel: pd.DataFrame, path: str) -> None:
     baseline verbalization filter, then per stage the concepts tested and the drops (futile,
     verbalized) and flags. Reproduces the paper's pipeline funnel in miniature."""
     groups = list(funnel.groupby(["model", "task"], sort=True)) or [(("none", "none"), funnel)]
-    fig, axes = plt.subplots(len(groups), 1, figsize=(8, 0.35 * max(len(g) for _, g in groups) + 1.2 * len(groups) + 0.5),
-                             squeeze=False)
+    fig, axes = plt.subplots(
+        len(groups), 1, figsize=(8, 0.35 * max(len(g) for _, g in groups) + 1.2 * len(groups) + 0.5), squeeze=False
+    )
     colours = {"dropped": "#c44e52", "flagged": "#55a868", "tested": "#4c72b0", "carried": "#8172b2"}
     for ax, ((model, task), sub) in zip(axes[:, 0], groups):
         labels = [f"{r.step}" + (f" (stage {r.stage})" if r.stage != "" else "") for r in sub.itertuples()]

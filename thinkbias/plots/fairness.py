@@ -52,8 +52,10 @@ def plot_figure2(table: pd.DataFrame, path: str | Path) -> None:
     x = np.arange(len(table))
     w = 0.38
     fig, ax = plt.subplots(figsize=(max(5, 1.3 * len(table) + 2), 3.6))
-    for off, metric, color, name in ((-w / 2, "delta_dgroup", "#9ecae1", "Δ D_group"),
-                                      (w / 2, "delta_dcf", "#08519c", "Δ D_cf")):
+    for off, metric, color, name in (
+        (-w / 2, "delta_dgroup", "#9ecae1", "Δ D_group"),
+        (w / 2, "delta_dcf", "#08519c", "Δ D_cf"),
+    ):
         v = table[metric].to_numpy(float)
         err = np.vstack([v - table[f"{metric}_lo"].to_numpy(float), table[f"{metric}_hi"].to_numpy(float) - v])
         ax.bar(x + off, v, w, color=color, label=name, yerr=err, capsize=3)
@@ -79,9 +81,15 @@ def plot_cdpg_curves(curves: pd.DataFrame, path: str | Path, K: int | None = Non
     for ax, (model, dataset) in zip(axes.flat, settings):
         s = curves[(curves.model == model) & (curves.dataset == dataset)]
         for (cell, k_), g in s.groupby(["cell", "K"], sort=True):
-            ax.plot(g["depth"], g["mean_abs_cdpg"], styles.get(int(k_), "-"), marker="o", ms=2.5,
-                    color=CELL_COLORS.get(cell, "black"), label=f"{cell} (n={int(g['n'].max())})"
-                    + ("" if K is not None else f" K={int(k_)}"))
+            ax.plot(
+                g["depth"],
+                g["mean_abs_cdpg"],
+                styles.get(int(k_), "-"),
+                marker="o",
+                ms=2.5,
+                color=CELL_COLORS.get(cell, "black"),
+                label=f"{cell} (n={int(g['n'].max())})" + ("" if K is not None else f" K={int(k_)}"),
+            )
         ax.set_title(f"{model} / {dataset}", fontsize=9)
         ax.set_xlabel("k / K")
         ax.set_ylim(-0.02, 1.02)
@@ -103,8 +111,15 @@ def plot_figure4(traj: pd.DataFrame, path: str | Path) -> None:
             for role, style in (("anchor", "-"), ("mover", "--")):
                 g = s[s.role == role]
                 if len(g):
-                    ax.plot(g["depth"], g["mean_p_yes"], style, marker="o", ms=2.5, color=CELL_COLORS[cell],
-                            label=f"{role} (n={int(g['n'].max())})")
+                    ax.plot(
+                        g["depth"],
+                        g["mean_p_yes"],
+                        style,
+                        marker="o",
+                        ms=2.5,
+                        color=CELL_COLORS[cell],
+                        label=f"{role} (n={int(g['n'].max())})",
+                    )
             ax.set_title(f"{model} / {dataset}: cell {cell}", fontsize=9)
             ax.set_ylim(-0.02, 1.02)
             ax.set_xlabel("k / K")

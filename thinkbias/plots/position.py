@@ -66,8 +66,13 @@ def figure1_quartiles(quartiles: pd.DataFrame, path: str | Path) -> None:
             _empty(ax, "no reasoning-mode configuration")
             continue
         for i, (key, g) in enumerate(sub.groupby(["model", "mode"], sort=False)):
-            ax.plot(g["bin"], g["pbs"], marker=MARKERS[i % len(MARKERS)], label=f"{key[0]} / {key[1]}",
-                    color=MODE_COLOURS.get(key[1]) if sub["model"].nunique() == 1 else None)
+            ax.plot(
+                g["bin"],
+                g["pbs"],
+                marker=MARKERS[i % len(MARKERS)],
+                label=f"{key[0]} / {key[1]}",
+                color=MODE_COLOURS.get(key[1]) if sub["model"].nunique() == 1 else None,
+            )
         ax.set_xticks(range(1, int(sub["bin"].max()) + 1))
         ax.set_xticklabels([f"Q{i}" for i in range(1, int(sub["bin"].max()) + 1)])
         ax.set_xlabel("length quartile (Q1 = shortest)")
@@ -87,11 +92,15 @@ def figure2_panels(quartiles: pd.DataFrame, table1: pd.DataFrame, path: str | Pa
     cols = min(4, n)
     rows = math.ceil(n / cols)
     fig, axes = plt.subplots(rows, cols, figsize=(3.6 * cols, 3.0 * rows), squeeze=False)
-    for ax in axes.flat[len(keys):]:
+    for ax in axes.flat[len(keys) :]:
         _empty(ax, "no reasoning-mode configuration" if not keys else "")
     for ax, (bench, model, mode) in zip(axes.flat, keys):
-        g = q[(q["benchmark"] == bench) & (q["model"] == model) & (q["mode"] == mode)].dropna(subset=["pbs", "mean_length"])
-        ax.errorbar(g["mean_length"], g["pbs"], yerr=g["pbs_se"].fillna(0), fmt="o", color=MODE_COLOURS.get(mode), capsize=3)
+        g = q[(q["benchmark"] == bench) & (q["model"] == model) & (q["mode"] == mode)].dropna(
+            subset=["pbs", "mean_length"]
+        )
+        ax.errorbar(
+            g["mean_length"], g["pbs"], yerr=g["pbs_se"].fillna(0), fmt="o", color=MODE_COLOURS.get(mode), capsize=3
+        )
         ok = g[g["mean_length"] > 0]
         if len(ok) >= 2:
             lx = np.log10(ok["mean_length"].to_numpy())
@@ -103,8 +112,14 @@ def figure2_panels(quartiles: pd.DataFrame, table1: pd.DataFrame, path: str | Pa
         if not t1.empty:
             r, p, nn = t1.iloc[0][["partial_rho", "p_value", "n"]]
             p_text = format_p_value(p, t1.iloc[0].get("log10_p_value"), 2, significant=True)
-            ax.text(0.03, 0.95, f"partial ρ = {r:.2f} (p = {p_text}, N = {int(nn)})", transform=ax.transAxes,
-                    va="top", fontsize=7)
+            ax.text(
+                0.03,
+                0.95,
+                f"partial ρ = {r:.2f} (p = {p_text}, N = {int(nn)})",
+                transform=ax.transAxes,
+                va="top",
+                fontsize=7,
+            )
         ax.set_title(f"{model} / {mode} ({bench})", fontsize=8)
         ax.set_xlabel("mean trajectory length (chars)", fontsize=8)
         ax.set_ylabel("PBS", fontsize=8)
@@ -127,15 +142,27 @@ def figure3_truncation(buckets: pd.DataFrame, path: str | Path) -> None:
         name = f"{key[1]} / {key[2]} ({key[0]})"
         axes[0].plot(x, g["change_rate"], marker=MARKERS[i % len(MARKERS)], label=name)
         pref = g["preferred_position"].dropna()
-        axes[1].plot(x, g["toward_preferred_rate"], marker=MARKERS[i % len(MARKERS)],
-                     label=f"{name}, toward {pref.iloc[0] if len(pref) else '?'}")
+        axes[1].plot(
+            x,
+            g["toward_preferred_rate"],
+            marker=MARKERS[i % len(MARKERS)],
+            label=f"{name}, toward {pref.iloc[0] if len(pref) else '?'}",
+        )
         for xi, (n, nc) in enumerate(zip(g["n_answered"].fillna(0), g["n_changed"].fillna(0))):
-            axes[0].annotate(f"{int(n)}", (xi, g["change_rate"].iloc[xi]), fontsize=6, xytext=(2, 2),
-                             textcoords="offset points") if not pd.isna(g["change_rate"].iloc[xi]) else None
-            axes[1].annotate(f"{int(nc)}", (xi, g["toward_preferred_rate"].iloc[xi]), fontsize=6, xytext=(2, 2),
-                             textcoords="offset points") if not pd.isna(g["toward_preferred_rate"].iloc[xi]) else None
-    for ax, title, ylabel in ((axes[0], "(a) answer change rate", "changed / answered"),
-                              (axes[1], "(b) directional shift", "to preferred / changed")):
+            axes[0].annotate(
+                f"{int(n)}", (xi, g["change_rate"].iloc[xi]), fontsize=6, xytext=(2, 2), textcoords="offset points"
+            ) if not pd.isna(g["change_rate"].iloc[xi]) else None
+            axes[1].annotate(
+                f"{int(nc)}",
+                (xi, g["toward_preferred_rate"].iloc[xi]),
+                fontsize=6,
+                xytext=(2, 2),
+                textcoords="offset points",
+            ) if not pd.isna(g["toward_preferred_rate"].iloc[xi]) else None
+    for ax, title, ylabel in (
+        (axes[0], "(a) answer change rate", "changed / answered"),
+        (axes[1], "(b) directional shift", "to preferred / changed"),
+    ):
         ax.set_xticks(x)
         ax.set_xticklabels(labels)
         ax.set_xlabel("absolute cut position")
@@ -197,8 +224,10 @@ def figure5_depth_probe(table5: pd.DataFrame, path: str | Path) -> None:
             "(a) all questions": [("all", "preferred_mass", "preferred position", {"color": "k", "lw": 2})]
             + [("all", f"mass_{c}", f"position {c}", {"lw": 1, "ls": "--"}) for c in "ABCD"],
             "(b) by length quartile": [(f"quartile {b}", "preferred_mass", f"Q{b}", {}) for b in range(1, 5)],
-            "(c) by correctness": [("correct", "preferred_mass", "correct (acc >= 0.5)", {"color": "tab:green"}),
-                                   ("incorrect", "preferred_mass", "incorrect", {"color": "tab:red"})],
+            "(c) by correctness": [
+                ("correct", "preferred_mass", "correct (acc >= 0.5)", {"color": "tab:green"}),
+                ("incorrect", "preferred_mass", "incorrect", {"color": "tab:red"}),
+            ],
         }
         for ax, (title, lines) in zip(row, panels.items()):
             for i, (group, column, label, style) in enumerate(lines):

@@ -49,8 +49,12 @@ def _position_letter(value: pd.Series) -> pd.Series:
 def _every_permutation_once(df: pd.DataFrame, key: tuple[str, ...], n: int) -> pd.Series:
     perms = pd.to_numeric(df["permutation"], errors="coerce")
     grouped = perms.groupby([df[c] for c in key], dropna=False)
-    complete = grouped.transform("size").eq(n) & grouped.transform("nunique").eq(n) \
-        & grouped.transform("min").eq(0) & grouped.transform("max").eq(n - 1)
+    complete = (
+        grouped.transform("size").eq(n)
+        & grouped.transform("nunique").eq(n)
+        & grouped.transform("min").eq(0)
+        & grouped.transform("max").eq(n - 1)
+    )
     return complete.fillna(False).astype(bool)
 
 
@@ -88,18 +92,30 @@ def byo_schema(design: str = "cyclic") -> pa.DataFrameSchema:
             "model": text_column(),
             "mode": text_column(checks=[pa.Check.isin(list(MODES))]),
             "full_text": pa.Column(str, coerce=True, nullable=True),
-            "correct_position": pa.Column(str, pa.Check(_position_letter, error="not a position A-D or 0-3"),
-                                          coerce=True, nullable=True, required=False),
+            "correct_position": pa.Column(
+                str,
+                pa.Check(_position_letter, error="not a position A-D or 0-3"),
+                coerce=True,
+                nullable=True,
+                required=False,
+            ),
             "response": pa.Column(str, coerce=True, nullable=True, required=False),
         },
         checks=[
             unique_key((*QUESTION_KEY, "permutation")),
-            key_check(_every_permutation_once, QUESTION_KEY,
-                      f"questions without each of the {n} permutations 0-{n - 1} ({design} orderings) exactly once",
-                      n=n),
-            key_check(_follows_design, QUESTION_KEY,
-                      f"correct_position does not follow the {design} orderings (the correct original option "
-                      "differs between permutations of a question)", orderings=[list(o) for o in orderings]),
+            key_check(
+                _every_permutation_once,
+                QUESTION_KEY,
+                f"questions without each of the {n} permutations 0-{n - 1} ({design} orderings) exactly once",
+                n=n,
+            ),
+            key_check(
+                _follows_design,
+                QUESTION_KEY,
+                f"correct_position does not follow the {design} orderings (the correct original option "
+                "differs between permutations of a question)",
+                orderings=[list(o) for o in orderings],
+            ),
             key_check(_some_text, CONFIG_KEYS, "configurations whose every full_text is empty"),
         ],
         name="byo_generations",
@@ -120,18 +136,24 @@ def normalise_byo(df: pd.DataFrame, design: str = "cyclic", source: str = WHAT) 
     if "mode" in table.columns:  # modes in any case: "CoT" and "cot" are one configuration in every check
         table = table.assign(mode=table["mode"].map(lambda m: m.strip().lower() if isinstance(m, str) else m))
     valid = validate_table(table, byo_schema(design), source)
-    out = pd.DataFrame({
-        "question_id": valid["question_id"],
-        "benchmark": valid["benchmark"],
-        "permutation": valid["permutation"].astype(int),
-        "model": valid["model"],
-        "mode": valid["mode"],
-        "full_text": valid["full_text"].fillna("").astype(str),
-        "answer": valid["response"].astype(object).where(valid["response"].notna(), None)
-        if "response" in valid else None,
-    })
-    out["correct_position"] = pd.Series([_letter(v) for v in valid["correct_position"]], index=valid.index,
-                                        dtype=object) if "correct_position" in valid else None
+    out = pd.DataFrame(
+        {
+            "question_id": valid["question_id"],
+            "benchmark": valid["benchmark"],
+            "permutation": valid["permutation"].astype(int),
+            "model": valid["model"],
+            "mode": valid["mode"],
+            "full_text": valid["full_text"].fillna("").astype(str),
+            "answer": valid["response"].astype(object).where(valid["response"].notna(), None)
+            if "response" in valid
+            else None,
+        }
+    )
+    out["correct_position"] = (
+        pd.Series([_letter(v) for v in valid["correct_position"]], index=valid.index, dtype=object)
+        if "correct_position" in valid
+        else None
+    )
     first_seen = {q: i for i, q in enumerate(out["question_id"].drop_duplicates())}
     out["question_order"] = out["question_id"].map(first_seen).astype(int)
     return split_think_tags(out.reset_index(drop=True))  # <think> tags: thinking / response (A.4)

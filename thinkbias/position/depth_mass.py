@@ -42,8 +42,18 @@ from thinkbias.position.questions import CONFIG_KEYS
 PROB_COLUMNS = [f"p_{c}" for c in OPTION_LETTERS]
 MASS_COLUMNS = [f"mass_{c}" for c in OPTION_LETTERS]
 QUESTION_KEYS = CONFIG_KEYS + ["question_id"]
-TABLE_COLUMNS = CONFIG_KEYS + ["group", "depth", "n_questions", "preferred_mass", "preferred_mass_se", "probe_pbs",
-                               *MASS_COLUMNS, "correct_mass", "outside_mass", "mean_cut_tokens"]
+TABLE_COLUMNS = CONFIG_KEYS + [
+    "group",
+    "depth",
+    "n_questions",
+    "preferred_mass",
+    "preferred_mass_se",
+    "probe_pbs",
+    *MASS_COLUMNS,
+    "correct_mass",
+    "outside_mass",
+    "mean_cut_tokens",
+]
 
 
 def question_depth_mass(probes: pd.DataFrame) -> pd.DataFrame:
@@ -58,12 +68,18 @@ def question_depth_mass(probes: pd.DataFrame) -> pd.DataFrame:
         if len(used):
             mbar = used[PROB_COLUMNS].to_numpy(dtype=float).mean(axis=0)
             j = int(np.argmax(mbar))
-            correct = [getattr(r, f"p_{r.correct_position}") for r in used.itertuples(index=False)
-                       if r.correct_position in OPTION_LETTERS]
+            correct = [
+                getattr(r, f"p_{r.correct_position}")
+                for r in used.itertuples(index=False)
+                if r.correct_position in OPTION_LETTERS
+            ]
             row.update({m: float(v) for m, v in zip(MASS_COLUMNS, mbar)})
-            row.update(preferred_position=OPTION_LETTERS[j], preferred_mass=float(mbar[j]),
-                       probe_pbs=float(np.sqrt(((mbar - 0.25) ** 2).sum())),
-                       correct_mass=float(np.mean(correct)) if correct else math.nan)
+            row.update(
+                preferred_position=OPTION_LETTERS[j],
+                preferred_mass=float(mbar[j]),
+                probe_pbs=float(np.sqrt(((mbar - 0.25) ** 2).sum())),
+                correct_mass=float(np.mean(correct)) if correct else math.nan,
+            )
         else:
             row.update({m: math.nan for m in MASS_COLUMNS})
             row.update(preferred_position=None, preferred_mass=math.nan, probe_pbs=math.nan, correct_mass=math.nan)
@@ -121,14 +137,25 @@ def depth_trajectory_table(probes: pd.DataFrame, questions: pd.DataFrame) -> pd.
     missing = merged[merged["_merge"] == "left_only"].drop_duplicates(QUESTION_KEYS)
     if len(missing):
         first = ", ".join("/".join(map(str, r)) for r in missing[QUESTION_KEYS].head(5).itertuples(index=False))
-        raise ValueError(f"depth probe: {len(missing)} probed questions are not in the questions table (first: {first})")
-    labels = [("all", None)] + [(f"quartile {b}", ("quartile", float(b))) for b in range(1, 5)] + [
-        ("correct", ("correctness", "correct")), ("incorrect", ("correctness", "incorrect"))]
+        raise ValueError(
+            f"depth probe: {len(missing)} probed questions are not in the questions table (first: {first})"
+        )
+    labels = (
+        [("all", None)]
+        + [(f"quartile {b}", ("quartile", float(b))) for b in range(1, 5)]
+        + [("correct", ("correctness", "correct")), ("incorrect", ("correctness", "incorrect"))]
+    )
     rows = []
     for key, cfg in merged.groupby(CONFIG_KEYS, sort=False):
         for label, cond in labels:
             sel = cfg if cond is None else cfg[cfg[cond[0]] == cond[1]]
             for depth in sorted(cfg["depth"].unique()):
-                rows.append({**dict(zip(CONFIG_KEYS, key)), "group": label, "depth": float(depth),
-                             **_summary(sel[sel["depth"] == depth])})
+                rows.append(
+                    {
+                        **dict(zip(CONFIG_KEYS, key)),
+                        "group": label,
+                        "depth": float(depth),
+                        **_summary(sel[sel["depth"] == depth]),
+                    }
+                )
     return pd.DataFrame(rows, columns=TABLE_COLUMNS)

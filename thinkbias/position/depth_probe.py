@@ -35,14 +35,17 @@ from thinkbias.position.extract import OPTION_LETTERS
 ANSWER_CUE = "The answer is ("
 PROBED_MODES = ("reasoning", "cot")
 RECORD_KEYS = ("question_id", "benchmark", "item_id", "permutation", "model", "mode", "correct_position")
-PROBE_COLUMNS = RECORD_KEYS + ("depth", "cut_tokens", "trace_tokens") + tuple(
-    f"p_{c}" for c in OPTION_LETTERS) + ("outside_mass",)
+PROBE_COLUMNS = (
+    RECORD_KEYS + ("depth", "cut_tokens", "trace_tokens") + tuple(f"p_{c}" for c in OPTION_LETTERS) + ("outside_mass",)
+)
 
 
 def depth_cue(mode: str, think_close: str) -> str:
     """The forced answer cue of a mode: the think block closed first in ``reasoning`` mode."""
     if mode not in PROBED_MODES:
-        raise ValueError(f"depth probe: mode '{mode}' has no reasoning trace to probe (modes: {', '.join(PROBED_MODES)})")
+        raise ValueError(
+            f"depth probe: mode '{mode}' has no reasoning trace to probe (modes: {', '.join(PROBED_MODES)})"
+        )
     close = "\n" + think_close if mode == "reasoning" and think_close else ""
     return close + "\n\n" + ANSWER_CUE
 
@@ -52,7 +55,9 @@ def check_depths(depths: Sequence[float]) -> list[float]:
     out = [float(d) for d in depths]
     bad = [d for d in out if not 0.0 <= d <= 1.0]
     if not out or bad or sorted(set(out)) != out:
-        raise ValueError(f"position.depth_probe.depths must be distinct increasing fractions in [0, 1]; got {list(depths)}")
+        raise ValueError(
+            f"position.depth_probe.depths must be distinct increasing fractions in [0, 1]; got {list(depths)}"
+        )
     return out
 
 
@@ -62,9 +67,15 @@ def depth_trace(mode: str) -> str:
     return "thinking" if mode == "reasoning" else "text"
 
 
-def generate_and_probe_depths(engine, requests: Sequence[Request], mode: str, think_close: str,
-                              depths: Sequence[float], logger: logging.Logger | None = None,
-                              label: str = "generate+probe") -> list[tuple[Generation, list[CandidateScores]]]:
+def generate_and_probe_depths(
+    engine,
+    requests: Sequence[Request],
+    mode: str,
+    think_close: str,
+    depths: Sequence[float],
+    logger: logging.Logger | None = None,
+    label: str = "generate+probe",
+) -> list[tuple[Generation, list[CandidateScores]]]:
     """Each request generated (or taken from the cache) and probed at every depth, in one pass
     (``Engine.generate_and_probe_many`` on the mode's trace and cue); results follow ``requests``.
     Progress and the closing line (the job's metrics: generated and probe tokens) go to ``logger``."""
@@ -72,14 +83,25 @@ def generate_and_probe_depths(engine, requests: Sequence[Request], mode: str, th
     progress = Progress(len(requests), logger, label=label, engine=engine)
     if logger:
         logger.info(f"{label}: {len(requests)} requests on model {engine.spec.id}, {len(depths)} depths each")
-    pairs = engine.generate_and_probe_many(list(requests), depths, depth_cue(mode, think_close), LETTERS,
-                                           on_result=lambda i, g: progress.update(g), trace=depth_trace(mode))
+    pairs = engine.generate_and_probe_many(
+        list(requests),
+        depths,
+        depth_cue(mode, think_close),
+        LETTERS,
+        on_result=lambda i, g: progress.update(g),
+        trace=depth_trace(mode),
+    )
     progress.finish()
     return pairs
 
 
-def depth_probe_table(engine, generations: pd.DataFrame, pairs: Sequence[tuple[Generation, list[CandidateScores]]],
-                      mode: str, depths: Sequence[float]) -> pd.DataFrame:
+def depth_probe_table(
+    engine,
+    generations: pd.DataFrame,
+    pairs: Sequence[tuple[Generation, list[CandidateScores]]],
+    mode: str,
+    depths: Sequence[float],
+) -> pd.DataFrame:
     """One row per (record, depth) with P(A..D) after the cue (columns ``PROBE_COLUMNS``).
 
     ``generations`` is the generations table of the records (``generations_table``; same rows and
@@ -94,9 +116,16 @@ def depth_probe_table(engine, generations: pd.DataFrame, pairs: Sequence[tuple[G
         n = engine.count_tokens(gen.thinking if mode == "reasoning" else gen.text)
         record = {k: rows.at[i, k] for k in RECORD_KEYS}
         for depth, cut, sc in zip(depths, fraction_cuts(depths, n), per_depth, strict=True):
-            out.append({**record, "depth": depth, "cut_tokens": cut, "trace_tokens": n,
-                        **{f"p_{c}": float(sc.probs[c]) for c in OPTION_LETTERS},
-                        "outside_mass": float(sc.outside_mass)})
+            out.append(
+                {
+                    **record,
+                    "depth": depth,
+                    "cut_tokens": cut,
+                    "trace_tokens": n,
+                    **{f"p_{c}": float(sc.probs[c]) for c in OPTION_LETTERS},
+                    "outside_mass": float(sc.outside_mass),
+                }
+            )
     return pd.DataFrame(out, columns=list(PROBE_COLUMNS))
 
 
@@ -105,8 +134,15 @@ def empty_probe_table() -> pd.DataFrame:
     return pd.DataFrame(columns=list(PROBE_COLUMNS))
 
 
-def probe_depths(engine, requests: Sequence[Request], generations: pd.DataFrame, mode: str, think_close: str,
-                 depths: Sequence[float], logger: logging.Logger | None = None) -> pd.DataFrame:
+def probe_depths(
+    engine,
+    requests: Sequence[Request],
+    generations: pd.DataFrame,
+    mode: str,
+    think_close: str,
+    depths: Sequence[float],
+    logger: logging.Logger | None = None,
+) -> pd.DataFrame:
     """The depth probes of generations made earlier (``position_depth_probe``): ``depth_probe_table``
     of ``generate_and_probe_depths`` on the requests that made ``generations`` (same rows, same order).
 
@@ -120,7 +156,9 @@ def probe_depths(engine, requests: Sequence[Request], generations: pd.DataFrame,
     differ = [i for i, (gen, _) in enumerate(pairs) if gen.text != rows.at[i, "text"]]
     if differ:
         first = ", ".join(f"{rows.at[i, 'question_id']}/{rows.at[i, 'permutation']}" for i in differ[:5])
-        raise ValueError(f"depth probe: the engine's generation differs from the generations table for "
-                         f"{len(differ)} of {len(rows)} records (first: {first}); the table was not made "
-                         f"by this model's cache")
+        raise ValueError(
+            f"depth probe: the engine's generation differs from the generations table for "
+            f"{len(differ)} of {len(rows)} records (first: {first}); the table was not made "
+            f"by this model's cache"
+        )
     return depth_probe_table(engine, rows, pairs, mode, depths)

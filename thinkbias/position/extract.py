@@ -20,8 +20,15 @@ from dataclasses import dataclass
 
 from thinkbias.position.fallback import final_answer_region, letter_frequency_answer
 
-__all__ = ["OPTION_LETTERS", "FINAL_ANSWER_PATTERNS", "Extraction", "cascade_answer", "extract_final_answer",
-           "final_answer_region", "letter_frequency_answer"]
+__all__ = [
+    "OPTION_LETTERS",
+    "FINAL_ANSWER_PATTERNS",
+    "Extraction",
+    "cascade_answer",
+    "extract_final_answer",
+    "final_answer_region",
+    "letter_frequency_answer",
+]
 
 OPTION_LETTERS = ("A", "B", "C", "D")
 

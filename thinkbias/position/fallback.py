@@ -32,17 +32,21 @@ from collections import Counter
 
 FALLBACK_REGION_CHARS = 400
 
-CUE_WORDS = frozenset("""
+CUE_WORDS = frozenset(
+    """
 option options choice answer letter response pick picked picking choose chose choosing select selected selecting
 is be it's it’s its so then hence thus therefore clearly only leaves with for to toward towards
 say think believe guess probably likely maybe perhaps definitely surely obviously
 confirms suggests indicates supports favours favors prefer prefers means
-""".split())
+""".split()
+)
 
-ASSESSMENT_VERBS = frozenset("""
+ASSESSMENT_VERBS = frozenset(
+    """
 is seems seem looks appears would could should must might remains fits matches satisfies follows describes
 corresponds works holds has wins
-""".split())
+""".split()
+)
 
 _LETTER = re.compile(r"(?<![\w'’\-/+#])([A-D])(?![\w'’\-/+#])")
 _LABEL = re.compile(r"(?:^|(?<=[\s,;:]))(?:\(([A-D])\)|([A-D])[.):])(?=[ \t]+\S)", re.MULTILINE)
@@ -79,7 +83,7 @@ def names_a_choice(region: str, pos: int) -> bool:
     """Whether the letter at ``pos`` (already standalone, not a restatement label) names a choice:
     rules 3-5 of the module docstring."""
     start = max(0, pos - 60)
-    before, after = region[start:pos], region[pos + 1:]
+    before, after = region[start:pos], region[pos + 1 :]
     word = _WORD_BEFORE.search(before)
     if word and word.group(1).lower() not in CUE_WORDS:
         return False

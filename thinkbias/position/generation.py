@@ -24,8 +24,20 @@ from thinkbias.position.prompts import system_prompt, user_prompt
 TRAJECTORY_SEPARATOR = "\n\n"
 
 GENERATION_COLUMNS = (
-    "question_id", "benchmark", "item_id", "permutation", "model", "mode", "correct_position",
-    "prefill", "text", "thinking", "answer", "full_text", "prompt_tokens", "completion_tokens",
+    "question_id",
+    "benchmark",
+    "item_id",
+    "permutation",
+    "model",
+    "mode",
+    "correct_position",
+    "prefill",
+    "text",
+    "thinking",
+    "answer",
+    "full_text",
+    "prompt_tokens",
+    "completion_tokens",
     "finish_reason",
 )
 
@@ -48,8 +60,9 @@ def prompt_request(row, mode: str, prefill: str, instruction: str, sampling: Sam
     )
 
 
-def build_requests(prompts: pd.DataFrame, mode: str, think_prefill: str, nothink_prefill: str,
-                   instruction: str, max_tokens: int) -> list[Request]:
+def build_requests(
+    prompts: pd.DataFrame, mode: str, think_prefill: str, nothink_prefill: str, instruction: str, max_tokens: int
+) -> list[Request]:
     """Greedy requests, one per prompts-table row, in row order."""
     sampling = Sampling(temperature=0.0, max_tokens=int(max_tokens))
     prefill = mode_prefill(mode, think_prefill, nothink_prefill)
@@ -62,26 +75,29 @@ def full_trajectory(thinking: str, response: str) -> str:
     return TRAJECTORY_SEPARATOR.join(parts)
 
 
-def generations_table(prompts: pd.DataFrame, model: str, mode: str, requests: Sequence[Request],
-                      generations: Sequence[Generation]) -> pd.DataFrame:
+def generations_table(
+    prompts: pd.DataFrame, model: str, mode: str, requests: Sequence[Request], generations: Sequence[Generation]
+) -> pd.DataFrame:
     """One row per prompt with the model's output (columns ``GENERATION_COLUMNS``)."""
     rows = []
     for row, req, gen in zip(prompts.itertuples(index=False), requests, generations, strict=True):
-        rows.append({
-            "question_id": row.question_id,
-            "benchmark": row.benchmark,
-            "item_id": row.item_id,
-            "permutation": int(row.permutation),
-            "model": model,
-            "mode": mode,
-            "correct_position": row.correct_position,
-            "prefill": req.prefill,
-            "text": gen.text,
-            "thinking": gen.thinking,
-            "answer": gen.answer,
-            "full_text": full_trajectory(gen.thinking, gen.answer),
-            "prompt_tokens": int(gen.prompt_tokens),
-            "completion_tokens": int(gen.completion_tokens),
-            "finish_reason": gen.finish_reason,
-        })
+        rows.append(
+            {
+                "question_id": row.question_id,
+                "benchmark": row.benchmark,
+                "item_id": row.item_id,
+                "permutation": int(row.permutation),
+                "model": model,
+                "mode": mode,
+                "correct_position": row.correct_position,
+                "prefill": req.prefill,
+                "text": gen.text,
+                "thinking": gen.thinking,
+                "answer": gen.answer,
+                "full_text": full_trajectory(gen.thinking, gen.answer),
+                "prompt_tokens": int(gen.prompt_tokens),
+                "completion_tokens": int(gen.completion_tokens),
+                "finish_reason": gen.finish_reason,
+            }
+        )
     return pd.DataFrame(rows, columns=list(GENERATION_COLUMNS))

@@ -71,17 +71,19 @@ def permutations_table(items: pd.DataFrame, design: str = "cyclic") -> pd.DataFr
         k = OPTION_LETTERS.index(item.answer)
         for s, ordering in enumerate(orderings):
             shown = [original[i] for i in ordering]
-            rows.append({
-                "question_id": f"{item.benchmark}:{item.item_id}",
-                "question_order": order,
-                "benchmark": item.benchmark,
-                "item_id": str(item.item_id),
-                "subject": item.subject,
-                "question": item.question,
-                "permutation": s,
-                "ordering": "".join(OPTION_LETTERS[i] for i in ordering),
-                **dict(zip(OPTION_COLUMNS, shown)),
-                "correct_position": OPTION_LETTERS[ordering.index(k)],
-                "original_answer": item.answer,
-            })
+            rows.append(
+                {
+                    "question_id": f"{item.benchmark}:{item.item_id}",
+                    "question_order": order,
+                    "benchmark": item.benchmark,
+                    "item_id": str(item.item_id),
+                    "subject": item.subject,
+                    "question": item.question,
+                    "permutation": s,
+                    "ordering": "".join(OPTION_LETTERS[i] for i in ordering),
+                    **dict(zip(OPTION_COLUMNS, shown)),
+                    "correct_position": OPTION_LETTERS[ordering.index(k)],
+                    "original_answer": item.answer,
+                }
+            )
     return pd.DataFrame(rows)

@@ -36,13 +36,15 @@ def binned_means(questions: pd.DataFrame, k: int, value: str = "pbs", by: str = 
     for b in range(1, k + 1):
         g = q[q["bin"] == b]
         n = len(g)
-        rows.append({
-            "bin": b,
-            "n": n,
-            "mean_length": float(g[by].mean()) if n else math.nan,
-            "mean": float(g[value].mean()) if n else math.nan,
-            "se": float(g[value].std(ddof=1) / math.sqrt(n)) if n > 1 else math.nan,
-        })
+        rows.append(
+            {
+                "bin": b,
+                "n": n,
+                "mean_length": float(g[by].mean()) if n else math.nan,
+                "mean": float(g[value].mean()) if n else math.nan,
+                "se": float(g[value].std(ddof=1) / math.sqrt(n)) if n > 1 else math.nan,
+            }
+        )
     return pd.DataFrame(rows)
 
 

@@ -21,16 +21,24 @@ def generation_runs(section: dict) -> list[dict]:
         names = run.get("benchmarks") or list(benchmarks)
         for bench in names:
             if bench not in benchmarks:
-                raise ValueError(f"position run {run['model']}/{run['mode']}: benchmark '{bench}' is not configured "
-                                 f"(configured: {', '.join(benchmarks)})")
+                raise ValueError(
+                    f"position run {run['model']}/{run['mode']}: benchmark '{bench}' is not configured "
+                    f"(configured: {', '.join(benchmarks)})"
+                )
             key = (bench, run["model"], run["mode"])
             if key in seen:
                 raise ValueError(f"position: configuration {bench}/{run['model']}/{run['mode']} is listed twice")
             seen.add(key)
             n = int(benchmarks[bench]["n_questions"])
             cap = run.get("n_questions")
-            out.append({"benchmark": bench, "model": run["model"], "mode": run["mode"],
-                        "n_questions": min(n, int(cap)) if cap else n})
+            out.append(
+                {
+                    "benchmark": bench,
+                    "model": run["model"],
+                    "mode": run["mode"],
+                    "n_questions": min(n, int(cap)) if cap else n,
+                }
+            )
     return out
 
 

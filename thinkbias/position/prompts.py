@@ -37,7 +37,7 @@ USER_SUFFIX: dict[str, str] = {
 
 
 def format_options(options: list[str] | tuple[str, ...]) -> str:
-    """"A. first\\nB. second\\n..." for the options in shown order."""
+    """ "A. first\\nB. second\\n..." for the options in shown order."""
     return "\n".join(f"{letter}. {text}" for letter, text in zip("ABCD", options))
 
 

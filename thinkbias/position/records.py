@@ -17,21 +17,40 @@ import numpy as np
 import pandas as pd
 
 from thinkbias.position.extract import Extraction, extract_final_answer
-from thinkbias.position.trajectory import commitment_change_point, count_switches, effective_switching, extract_trajectory
+from thinkbias.position.trajectory import (
+    commitment_change_point,
+    count_switches,
+    effective_switching,
+    extract_trajectory,
+)
 
 RECORD_COLUMNS = (
-    "final_answer", "extraction_status", "extracted", "is_correct", "length_chars", "n_mentions",
-    "trajectory", "ccp", "n_switches", "eff_sw_per_mention", "eff_sw_per_kchar", "empty_text",
+    "final_answer",
+    "extraction_status",
+    "extracted",
+    "is_correct",
+    "length_chars",
+    "n_mentions",
+    "trajectory",
+    "ccp",
+    "n_switches",
+    "eff_sw_per_mention",
+    "eff_sw_per_kchar",
+    "empty_text",
 )
 
 
-def record_row(full_text: str, response: str | None, correct: str | None, fallback: bool = True,
-               ccp_definition: str = "a3") -> dict:
+def record_row(
+    full_text: str, response: str | None, correct: str | None, fallback: bool = True, ccp_definition: str = "a3"
+) -> dict:
     """Extraction results for one record (``ccp_definition``: see ``commitment_change_point``)."""
     text = full_text if isinstance(full_text, str) else ""
     empty = not text.strip()
-    found = Extraction(None, "none") if empty else \
-        extract_final_answer(text, response if isinstance(response, str) else None, fallback=fallback)
+    found = (
+        Extraction(None, "none")
+        if empty
+        else extract_final_answer(text, response if isinstance(response, str) else None, fallback=fallback)
+    )
     mentions = extract_trajectory(text)
     letters = [m.letter for m in mentions]
     positions = [m.norm_pos for m in mentions]
@@ -56,7 +75,9 @@ def record_row(full_text: str, response: str | None, correct: str | None, fallba
 def extract_records(generations: pd.DataFrame, fallback: bool = True, ccp_definition: str = "a3") -> pd.DataFrame:
     """Add the extraction columns to every row of a generations table."""
     responses = generations["answer"] if "answer" in generations else pd.Series([None] * len(generations))
-    correct = generations["correct_position"] if "correct_position" in generations else pd.Series([None] * len(generations))
+    correct = (
+        generations["correct_position"] if "correct_position" in generations else pd.Series([None] * len(generations))
+    )
     rows = [
         record_row(text, resp, corr, fallback, ccp_definition)
         for text, resp, corr in zip(generations["full_text"], responses, correct)

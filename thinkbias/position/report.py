@@ -31,7 +31,11 @@ def _select(table: pd.DataFrame, where: Mapping, model_map: Mapping[str, str]) -
         if key not in sel.columns:
             return sel.iloc[0:0]
         col = sel[key]
-        sel = sel[col.astype(str) == str(val)] if not isinstance(val, (int, float)) else sel[np.isclose(col.astype(float), float(val))]
+        sel = (
+            sel[col.astype(str) == str(val)]
+            if not isinstance(val, (int, float))
+            else sel[np.isclose(col.astype(float), float(val))]
+        )
     return sel
 
 
@@ -65,15 +69,19 @@ def claim_measure(name: str, tables: Mapping[str, pd.DataFrame], api_models: Col
     if name in ("min_reasoning_rho", "max_reasoning_rho"):
         r = t1[(t1["mode"] != "direct")] if len(t1) else t1
         v = r.loc[_significantly_positive(r), "partial_rho"] if len(r) else pd.Series(dtype=float)
-        return ((float(v.min() if name.startswith("min") else v.max()) if len(v) else math.nan),
-                f"{len(v)} of {len(r)} reasoning-mode configurations (rho > 0, p < 0.05)")
+        return (
+            (float(v.min() if name.startswith("min") else v.max()) if len(v) else math.nan),
+            f"{len(v)} of {len(r)} reasoning-mode configurations (rho > 0, p < 0.05)",
+        )
     if name in ("min_extraction_rate", "min_extraction_rate_reasoning"):
         s = t2 if name == "min_extraction_rate" or not len(t2) else t2[t2["mode"] == "reasoning"]
         if not len(s):
             return math.nan, "0 configurations"
         with_fallback = s["extraction_rate_with_fallback"].min() if "extraction_rate_with_fallback" in s else math.nan
-        return float(s["extraction_rate"].min()), (f"{len(s)} configurations, {int(s['n_records'].sum())} records; "
-                                                   f"cascade only (App. B), {with_fallback:.3f} with the fallback")
+        return float(s["extraction_rate"].min()), (
+            f"{len(s)} configurations, {int(s['n_records'].sum())} records; "
+            f"cascade only (App. B), {with_fallback:.3f} with the fallback"
+        )
     if name == "share_quartile_monotonic":
         qq = q[(q["mode"] != "direct") & ~q["model"].astype(str).isin(list(api_models))] if len(q) else q
         groups = list(qq.groupby(["benchmark", "model", "mode"], sort=False)) if len(qq) else []
@@ -95,7 +103,7 @@ def _significantly_positive(table1: pd.DataFrame) -> pd.Series:
 
 
 def verdict(reproduced: float, paper: float, relation: str, tolerance: float | None) -> str:
-    """"match" / "differs" / "n/a" / "not finite" (an infinite number is never a match) for one comparison."""
+    """ "match" / "differs" / "n/a" / "not finite" (an infinite number is never a match) for one comparison."""
     if reproduced is None or math.isnan(reproduced):
         return "n/a"
     if math.isinf(reproduced):
@@ -109,30 +117,49 @@ def verdict(reproduced: float, paper: float, relation: str, tolerance: float | N
     return "match" if abs(reproduced - paper) <= (tolerance or 0.0) else "differs"
 
 
-def comparison_table(paper: Mapping, tables: Mapping[str, pd.DataFrame], api_models: Collection[str] = ()) -> pd.DataFrame:
+def comparison_table(
+    paper: Mapping, tables: Mapping[str, pd.DataFrame], api_models: Collection[str] = ()
+) -> pd.DataFrame:
     """One row per paper value and claim: paper value, reproduced value, difference, verdict."""
     model_map = paper.get("models", {})
     rows = []
     for e in paper.get("values", []):
         got = reproduced_value(e, tables, model_map)
         where = ", ".join(f"{k}={v}" for k, v in e.get("where", {}).items())
-        rows.append({"id": e["id"], "quantity": e["quantity"], "scope": where, "paper": float(e["value"]),
-                     "relation": e.get("relation", "="), "reproduced": got,
-                     "difference": got - float(e["value"]) if not math.isnan(got) else math.nan,
-                     "verdict": verdict(got, float(e["value"]), e.get("relation", "="), e.get("tolerance")),
-                     "source": e.get("source", "")})
+        rows.append(
+            {
+                "id": e["id"],
+                "quantity": e["quantity"],
+                "scope": where,
+                "paper": float(e["value"]),
+                "relation": e.get("relation", "="),
+                "reproduced": got,
+                "difference": got - float(e["value"]) if not math.isnan(got) else math.nan,
+                "verdict": verdict(got, float(e["value"]), e.get("relation", "="), e.get("tolerance")),
+                "source": e.get("source", ""),
+            }
+        )
     for c in paper.get("claims", []):
         got, detail = claim_measure(c["measure"], tables, api_models)
-        rows.append({"id": c["id"], "quantity": c["quantity"], "scope": f"this run: {detail}", "paper": float(c["value"]),
-                     "relation": c.get("relation", "="), "reproduced": got,
-                     "difference": got - float(c["value"]) if not math.isnan(got) else math.nan,
-                     "verdict": verdict(got, float(c["value"]), c.get("relation", "="), c.get("tolerance")),
-                     "source": c.get("source", "")})
+        rows.append(
+            {
+                "id": c["id"],
+                "quantity": c["quantity"],
+                "scope": f"this run: {detail}",
+                "paper": float(c["value"]),
+                "relation": c.get("relation", "="),
+                "reproduced": got,
+                "difference": got - float(c["value"]) if not math.isnan(got) else math.nan,
+                "verdict": verdict(got, float(c["value"]), c.get("relation", "="), c.get("tolerance")),
+                "source": c.get("source", ""),
+            }
+        )
     return pd.DataFrame(rows)
 
 
-def report_markdown(paper: Mapping, tables: Mapping[str, pd.DataFrame], config_note: str,
-                    api_models: Collection[str] = ()) -> str:
+def report_markdown(
+    paper: Mapping, tables: Mapping[str, pd.DataFrame], config_note: str, api_models: Collection[str] = ()
+) -> str:
     """The whole report: setup note, Table 2 of this run, the comparison, the other tables."""
     comp = comparison_table(paper, tables, api_models)
     compared = comp[comp["verdict"] != "n/a"]
@@ -148,10 +175,14 @@ def report_markdown(paper: Mapping, tables: Mapping[str, pd.DataFrame], config_n
         "## Reproduced vs paper\n",
         markdown_table(comp, missing="-"),
     ]
-    for key, title in (("table1", "Table 1: partial correlation"), ("quartiles", "PBS by length quartile"),
-                       ("table3", "Table 3: length-bin robustness"), ("table4", "Table 4: Wilcoxon"),
-                       ("truncation_buckets", "Truncation by absolute position"),
-                       ("truncation_test", "Truncation before vs after CCP")):
+    for key, title in (
+        ("table1", "Table 1: partial correlation"),
+        ("quartiles", "PBS by length quartile"),
+        ("table3", "Table 3: length-bin robustness"),
+        ("table4", "Table 4: Wilcoxon"),
+        ("truncation_buckets", "Truncation by absolute position"),
+        ("truncation_test", "Truncation before vs after CCP"),
+    ):
         if key in tables:
             parts += [f"## {title}\n", markdown_table(tables[key], missing="-")]
     return "\n".join(parts)

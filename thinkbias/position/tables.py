@@ -50,13 +50,22 @@ def partial_correlation_table(questions: pd.DataFrame, scale: str = "log", metho
         x = length_predictor(g["length"], scale)
         has_acc = bool(g["accuracy"].notna().any())
         res = partial_correlation(x, g["pbs"], g["accuracy"] if has_acc else None, method=method)
-        rows.append({
-            **dict(zip(CONFIG_KEYS, key)),
-            "partial_rho": res.r, "p_value": res.p_value, "p_greater": res.p_greater,
-            "log10_p_value": res.log10_p_value, "log10_p_greater": res.log10_p_greater,
-            "n": res.n, "df": res.df, "method": method, "length_scale": scale,
-            "controls_accuracy": has_acc, "significance": significance_stars(res.p_value),
-        })
+        rows.append(
+            {
+                **dict(zip(CONFIG_KEYS, key)),
+                "partial_rho": res.r,
+                "p_value": res.p_value,
+                "p_greater": res.p_greater,
+                "log10_p_value": res.log10_p_value,
+                "log10_p_greater": res.log10_p_greater,
+                "n": res.n,
+                "df": res.df,
+                "method": method,
+                "length_scale": scale,
+                "controls_accuracy": has_acc,
+                "significance": significance_stars(res.p_value),
+            }
+        )
     return pd.DataFrame(rows)
 
 
@@ -76,7 +85,11 @@ def quartile_table(questions: pd.DataFrame, k: int = 4) -> pd.DataFrame:
             b.insert(CONFIG_KEYS.index(col), col, val)
         parts.append(b)
     cols = CONFIG_KEYS + ["bin", "n", "mean_length", "mean", "se"]
-    return pd.concat(parts, ignore_index=True).rename(columns={"mean": "pbs", "se": "pbs_se"}) if parts else pd.DataFrame(columns=cols)
+    return (
+        pd.concat(parts, ignore_index=True).rename(columns={"mean": "pbs", "se": "pbs_se"})
+        if parts
+        else pd.DataFrame(columns=cols)
+    )
 
 
 def robustness_table(questions: pd.DataFrame, ks: Sequence[int] = (3, 5, 10)) -> pd.DataFrame:
@@ -86,14 +99,19 @@ def robustness_table(questions: pd.DataFrame, ks: Sequence[int] = (3, 5, 10)) ->
         for k in ks:
             b = binned_means(g, int(k))
             mono, viol, grad = monotonicity(b["mean"].to_numpy())
-            rows.append({
-                **dict(zip(CONFIG_KEYS, key)), "k": int(k),
-                "n_questions": int(b["n"].sum()), "min_bin_n": int(b["n"].min()),
-                "monotonic": mono, "first_violation": viol if viol is not None else pd.NA,
-                "mark": "✓" if mono else (f"viol@{viol}" if viol is not None else "n/a"),
-                "endpoint_gradient": grad,
-                "bin_means": " / ".join("nan" if math.isnan(v) else f"{v:.3f}" for v in b["mean"]),
-            })
+            rows.append(
+                {
+                    **dict(zip(CONFIG_KEYS, key)),
+                    "k": int(k),
+                    "n_questions": int(b["n"].sum()),
+                    "min_bin_n": int(b["n"].min()),
+                    "monotonic": mono,
+                    "first_violation": viol if viol is not None else pd.NA,
+                    "mark": "✓" if mono else (f"viol@{viol}" if viol is not None else "n/a"),
+                    "endpoint_gradient": grad,
+                    "bin_means": " / ".join("nan" if math.isnan(v) else f"{v:.3f}" for v in b["mean"]),
+                }
+            )
     return pd.DataFrame(rows)
 
 
@@ -109,7 +127,11 @@ def wilcoxon_table(questions: pd.DataFrame, pairs: Sequence[dict]) -> pd.DataFra
             b = questions[(questions["benchmark"] == bench) & (questions["model"] == fm) & (questions["mode"] == fmode)]
             if a.empty or b.empty:
                 continue
-            m = a[["question_id", "pbs"]].merge(b[["question_id", "pbs"]], on="question_id", suffixes=("_r", "_ref")).dropna()
+            m = (
+                a[["question_id", "pbs"]]
+                .merge(b[["question_id", "pbs"]], on="question_id", suffixes=("_r", "_ref"))
+                .dropna()
+            )
             d = (m["pbs_r"] - m["pbs_ref"]).round(PBS_DECIMALS)
             n_nonzero = int((d != 0).sum())
             stat, p, lp = (math.nan, math.nan, math.nan)
@@ -117,16 +139,36 @@ def wilcoxon_table(questions: pd.DataFrame, pairs: Sequence[dict]) -> pd.DataFra
                 res = stats.wilcoxon(d.to_numpy(), alternative="greater", zero_method="wilcox")
                 stat, p = float(res.statistic), float(res.pvalue)
                 lp = log10_p(p, lambda: _log10_wilcoxon_normal_p(d.to_numpy()))
-            rows.append({
-                "benchmark": bench, "reasoning": pair["reasoning"], "reference": pair["reference"],
-                "n_pairs": int(len(m)), "n_nonzero": n_nonzero,
-                "pbs_reasoning": float(m["pbs_r"].mean()) if len(m) else math.nan,
-                "pbs_reference": float(m["pbs_ref"].mean()) if len(m) else math.nan,
-                "gap": float(d.mean()) if len(m) else math.nan,
-                "statistic": stat, "p_greater": p, "log10_p_greater": lp, "significance": significance_stars(p),
-            })
-    cols = ["benchmark", "reasoning", "reference", "n_pairs", "n_nonzero", "pbs_reasoning", "pbs_reference",
-            "gap", "statistic", "p_greater", "log10_p_greater", "significance"]
+            rows.append(
+                {
+                    "benchmark": bench,
+                    "reasoning": pair["reasoning"],
+                    "reference": pair["reference"],
+                    "n_pairs": int(len(m)),
+                    "n_nonzero": n_nonzero,
+                    "pbs_reasoning": float(m["pbs_r"].mean()) if len(m) else math.nan,
+                    "pbs_reference": float(m["pbs_ref"].mean()) if len(m) else math.nan,
+                    "gap": float(d.mean()) if len(m) else math.nan,
+                    "statistic": stat,
+                    "p_greater": p,
+                    "log10_p_greater": lp,
+                    "significance": significance_stars(p),
+                }
+            )
+    cols = [
+        "benchmark",
+        "reasoning",
+        "reference",
+        "n_pairs",
+        "n_nonzero",
+        "pbs_reasoning",
+        "pbs_reference",
+        "gap",
+        "statistic",
+        "p_greater",
+        "log10_p_greater",
+        "significance",
+    ]
     return pd.DataFrame(rows, columns=cols)
 
 

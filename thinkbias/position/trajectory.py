@@ -56,8 +56,9 @@ def extract_trajectory(text: str) -> list[Mention]:
 CCP_DEFINITIONS = ("a3", "eq2")
 
 
-def commitment_change_point(letters: list[str], positions: list[float], final: str | None,
-                            definition: str = "a3") -> float:
+def commitment_change_point(
+    letters: list[str], positions: list[float], final: str | None, definition: str = "a3"
+) -> float:
     """CCP of one trajectory. The paper gives two readings that disagree (NaN = not detectable):
 
     | trajectory | ``a3`` (Appendix A.3 formula, default) | ``eq2`` (Eq. 2) |

@@ -40,7 +40,9 @@ def select_trajectories(records: pd.DataFrame, n_questions: int) -> pd.DataFrame
     """Per question (in the records' question order), the lowest-permutation record with a
     detectable CCP and an extracted answer; the first ``n_questions`` such questions."""
     ok = records[records["ccp"].notna() & records["extracted"].astype(bool)]
-    order = ok.sort_values(["question_order", "permutation"] if "question_order" in ok else ["permutation"], kind="stable")
+    order = ok.sort_values(
+        ["question_order", "permutation"] if "question_order" in ok else ["permutation"], kind="stable"
+    )
     firsts = order.drop_duplicates("question_id", keep="first")
     return firsts.head(int(n_questions)).reset_index(drop=True)
 
@@ -54,17 +56,19 @@ def plan_cuts(selected: pd.DataFrame, offsets: Sequence[float] = DEFAULT_OFFSETS
             if cut < 0.0 or cut > 1.0:
                 dropped += 1
                 continue
-            rows.append({
-                "question_id": rec.question_id,
-                "permutation": int(rec.permutation),
-                "offset_index": i,
-                "offset": float(off),
-                "ccp": float(rec.ccp),
-                "cut": cut,
-                "cut_char": int(round(cut * len(rec.full_text))),
-                "side": "before" if off < 0 else "after",
-                "original_answer": rec.final_answer,
-            })
+            rows.append(
+                {
+                    "question_id": rec.question_id,
+                    "permutation": int(rec.permutation),
+                    "offset_index": i,
+                    "offset": float(off),
+                    "ccp": float(rec.ccp),
+                    "cut": cut,
+                    "cut_char": int(round(cut * len(rec.full_text))),
+                    "side": "before" if off < 0 else "after",
+                    "original_answer": rec.final_answer,
+                }
+            )
     return pd.DataFrame(rows), dropped
 
 
@@ -94,7 +98,11 @@ def assistant_prefix(full_cut: int, thinking: str, response: str, assistant_text
 
 def trajectory_prefix_of(assistant_prefix_text: str, prefill: str) -> str:
     """The generated part of an assistant prefix (the prefill removed when it leads)."""
-    return assistant_prefix_text[len(prefill):] if prefill and assistant_prefix_text.startswith(prefill) else assistant_prefix_text
+    return (
+        assistant_prefix_text[len(prefill) :]
+        if prefill and assistant_prefix_text.startswith(prefill)
+        else assistant_prefix_text
+    )
 
 
 def continuation_outcomes(cuts: pd.DataFrame, continuation_texts: Sequence[str], preferred: str) -> pd.DataFrame:
@@ -131,22 +139,26 @@ def bucket_rates(outcomes: pd.DataFrame, edges: Sequence[float] = DEFAULT_BUCKET
     o["bucket"] = [position_bucket(c, edges) for c in o["cut"]]
     keys = [k for k in ("benchmark", "model", "mode") if k in o]
     rows = []
-    for key, grp in (o.groupby(keys, sort=False) if keys else [((), o)]):
+    for key, grp in o.groupby(keys, sort=False) if keys else [((), o)]:
         key = key if isinstance(key, tuple) else (key,)
         for label in labels:
             g = grp[grp["bucket"] == label]
             answered = g["changed"].notna()
             changed = g["changed"] == 1.0
-            rows.append({
-                **dict(zip(keys, key)),
-                "bucket": label,
-                "n": int(len(g)),
-                "n_answered": int(answered.sum()),
-                "change_rate": float(changed.sum() / answered.sum()) if answered.sum() else math.nan,
-                "n_changed": int(changed.sum()),
-                "toward_preferred_rate": float(g.loc[changed, "toward_preferred"].mean()) if changed.sum() else math.nan,
-                "preferred_position": grp["preferred_position"].iloc[0] if len(grp) else None,
-            })
+            rows.append(
+                {
+                    **dict(zip(keys, key)),
+                    "bucket": label,
+                    "n": int(len(g)),
+                    "n_answered": int(answered.sum()),
+                    "change_rate": float(changed.sum() / answered.sum()) if answered.sum() else math.nan,
+                    "n_changed": int(changed.sum()),
+                    "toward_preferred_rate": float(g.loc[changed, "toward_preferred"].mean())
+                    if changed.sum()
+                    else math.nan,
+                    "preferred_position": grp["preferred_position"].iloc[0] if len(grp) else None,
+                }
+            )
     return pd.DataFrame(rows)
 
 
@@ -155,17 +167,23 @@ def before_after_test(outcomes: pd.DataFrame) -> dict:
     (side x changed) without continuity correction, with log10 p (finite where p underflows: 2,400
     continuations split perfectly give X^2 = 2400, p = 10^-523); NaN p when a margin is empty."""
     o = outcomes[outcomes["changed"].notna()]
-    table = np.array([
-        [int((o["side"].eq(s) & o["changed"].eq(1.0)).sum()), int((o["side"].eq(s) & o["changed"].eq(0.0)).sum())]
-        for s in ("before", "after")
-    ])
+    table = np.array(
+        [
+            [int((o["side"].eq(s) & o["changed"].eq(1.0)).sum()), int((o["side"].eq(s) & o["changed"].eq(0.0)).sum())]
+            for s in ("before", "after")
+        ]
+    )
     n_before, n_after = table.sum(axis=1)
     result = {
-        "n_before": int(n_before), "changed_before": int(table[0, 0]),
+        "n_before": int(n_before),
+        "changed_before": int(table[0, 0]),
         "rate_before": table[0, 0] / n_before if n_before else math.nan,
-        "n_after": int(n_after), "changed_after": int(table[1, 0]),
+        "n_after": int(n_after),
+        "changed_after": int(table[1, 0]),
         "rate_after": table[1, 0] / n_after if n_after else math.nan,
-        "chi2": math.nan, "p_value": math.nan, "log10_p_value": math.nan,
+        "chi2": math.nan,
+        "p_value": math.nan,
+        "log10_p_value": math.nan,
     }
     if (table.sum(axis=0) > 0).all() and (table.sum(axis=1) > 0).all():
         chi2, p, _, _ = stats.chi2_contingency(table, correction=False)
@@ -183,4 +201,4 @@ def preferred_position(records: pd.DataFrame, setting: str = "auto") -> str:
     if counts.empty:
         return "A"
     top = counts.max()
-    return sorted(l for l, c in counts.items() if c == top)[0]
+    return sorted(letter for letter, c in counts.items() if c == top)[0]

@@ -19,8 +19,9 @@ from thinkbias.llm.metrics import read_job_metrics
 COLUMNS = ["study", "step", "job", "wall_s", "max_rss_mb", "generated_tokens", "tokens_per_s"]
 
 
-def benchmark_table(metrics_files: Iterable[str | Path], metrics_root: str | Path, bench_root: str | Path
-                    ) -> pd.DataFrame:
+def benchmark_table(
+    metrics_files: Iterable[str | Path], metrics_root: str | Path, bench_root: str | Path
+) -> pd.DataFrame:
     """One row per model job: study, step, job (the wildcard path), wall seconds, peak RSS (MB),
     generated tokens (empty for a job that closed no batch) and tokens per second of wall time.
     Sorted by study, step, job."""
@@ -38,13 +39,15 @@ def benchmark_table(metrics_files: Iterable[str | Path], metrics_root: str | Pat
         wall = float(last["s"]) if last is not None else metrics.wall_s
         rss = None if last is None or pd.isna(last.get("max_rss")) else round(float(last["max_rss"]), 1)
         tokens = metrics.generated_tokens if metrics.batches else None
-        rows.append({
-            "study": parts[0],
-            "step": parts[1] if len(parts) > 2 else "",
-            "job": "/".join(parts[2:]) if len(parts) > 2 else "/".join(parts[1:]),
-            "wall_s": round(wall, 2),
-            "max_rss_mb": rss,
-            "generated_tokens": tokens,
-            "tokens_per_s": round(tokens / wall, 1) if tokens is not None and wall > 0 else None,
-        })
+        rows.append(
+            {
+                "study": parts[0],
+                "step": parts[1] if len(parts) > 2 else "",
+                "job": "/".join(parts[2:]) if len(parts) > 2 else "/".join(parts[1:]),
+                "wall_s": round(wall, 2),
+                "max_rss_mb": rss,
+                "generated_tokens": tokens,
+                "tokens_per_s": round(tokens / wall, 1) if tokens is not None and wall > 0 else None,
+            }
+        )
     return pd.DataFrame(rows, columns=COLUMNS)

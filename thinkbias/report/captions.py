@@ -35,8 +35,10 @@ CAPTION_FILES: dict[str, tuple[str, str]] = {
     "blindspot/report.rst": ("blindspot", "report"),
 }
 
-FOOTER = ("\n\n*Made by rule* ``{{{{ snakemake.rule }}}}`` *(seed {{{{ snakemake.config['seed'] }}}}); "
-          "{study} settings:* ``{{{{ snakemake.config['{study}'] }}}}``\n")
+FOOTER = (
+    "\n\n*Made by rule* ``{{{{ snakemake.rule }}}}`` *(seed {{{{ snakemake.config['seed'] }}}}); "
+    "{study} settings:* ``{{{{ snakemake.config['{study}'] }}}}``\n"
+)
 
 
 def rst_text(text: str) -> str:
@@ -54,16 +56,18 @@ def caption_rst(captions: dict[str, str], study: str, key_template: str) -> str:
         branches = []
         for key, text in captions.items():
             if key.startswith(prefix) and key.endswith(suffix) and len(key) > len(prefix) + len(suffix):
-                value = key[len(prefix):len(key) - len(suffix)]
+                value = key[len(prefix) : len(key) - len(suffix)]
                 word = "if" if not branches else "elif"
-                branches.append(f"{{% {word} snakemake.wildcards.{wildcard} == \"{value}\" %}}\n{rst_text(text)}\n")
+                branches.append(f'{{% {word} snakemake.wildcards.{wildcard} == "{value}" %}}\n{rst_text(text)}\n')
         body = "".join(branches) + "{% endif %}"
     return body + FOOTER.format(study=study)
 
 
 def write_caption_files(captions_dir: Path, out_dir: Path) -> list[Path]:
     """Write every caption file of ``CAPTION_FILES`` under ``out_dir``; return their paths."""
-    loaded = {s: yaml.safe_load((captions_dir / f"{s}.yaml").read_text()) for s in {s for s, _ in CAPTION_FILES.values()}}
+    loaded = {
+        s: yaml.safe_load((captions_dir / f"{s}.yaml").read_text()) for s in {s for s, _ in CAPTION_FILES.values()}
+    }
     written = []
     for name, (study, key) in CAPTION_FILES.items():
         path = out_dir / name

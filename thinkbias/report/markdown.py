@@ -33,7 +33,7 @@ def _format_number(value: float, digits: int, significant: bool) -> str:
         if value.is_integer() and abs(value) < 1e15:
             return str(int(value))
         return f"{value:.{digits}g}"
-    if value != 0 and abs(value) < 10 ** -digits:
+    if value != 0 and abs(value) < 10**-digits:
         return f"{value:.2e}"
     return f"{value:.{digits}f}"
 
@@ -53,20 +53,27 @@ def format_p_from_log10(log10_p: float, digits: int = 3, *, significant: bool = 
 def _log10_companions(columns: list[str]) -> dict[int, int]:
     """Column position of each p-value column -> position of its log10 companion."""
     position = {str(c): i for i, c in enumerate(columns)}
-    return {position[str(c).replace("log10_", "", 1)]: i for i, c in enumerate(columns)
-            if "log10_" in str(c) and str(c).replace("log10_", "", 1) in position}
+    return {
+        position[str(c).replace("log10_", "", 1)]: i
+        for i, c in enumerate(columns)
+        if "log10_" in str(c) and str(c).replace("log10_", "", 1) in position
+    }
 
 
-def format_p_value(p: object, log10_p: object, digits: int = 3, *, significant: bool = False,
-                   missing: str = "") -> str:
+def format_p_value(p: object, log10_p: object, digits: int = 3, *, significant: bool = False, missing: str = "") -> str:
     """A p-value as :func:`format_cell` shows it, or from its log10 (:func:`format_p_from_log10`)
     where p is below what a double holds exactly and the log10 is finite."""
     if isinstance(p, np.generic):
         p = p.item()
     if isinstance(log10_p, np.generic):
         log10_p = log10_p.item()
-    if (isinstance(p, float) and not _is_missing(p) and p < TRUSTED_P_FLOOR and isinstance(log10_p, float)
-            and math.isfinite(log10_p)):
+    if (
+        isinstance(p, float)
+        and not _is_missing(p)
+        and p < TRUSTED_P_FLOOR
+        and isinstance(log10_p, float)
+        and math.isfinite(log10_p)
+    ):
         return format_p_from_log10(log10_p, digits, significant=significant)
     return format_cell(p, digits, significant=significant, missing=missing)
 
@@ -85,8 +92,9 @@ def format_cell(value: object, digits: int = 3, *, significant: bool = False, mi
     return str(value).replace("|", "\\|").replace("\n", " ")
 
 
-def markdown_table(df: pd.DataFrame, digits: int = 3, *, significant: bool = False, missing: str = "",
-                   title: str | None = None) -> str:
+def markdown_table(
+    df: pd.DataFrame, digits: int = 3, *, significant: bool = False, missing: str = "", title: str | None = None
+) -> str:
     """A GitHub-flavoured Markdown table of ``df`` (index dropped), ending in a newline; cells as
     :func:`format_cell` (p-values with a log10 companion as the module docstring says). ``title`` adds
     a bold line above the table. A frame without rows renders as "_(no rows)_" so an empty result
@@ -97,9 +105,15 @@ def markdown_table(df: pd.DataFrame, digits: int = 3, *, significant: bool = Fal
     lines.append("| " + " | ".join(format_cell(str(c)) for c in df.columns) + " |")
     lines.append("|" + "|".join("---" for _ in df.columns) + "|")
     companions = _log10_companions(list(df.columns))
-    lines += ["| " + " | ".join(format_p_value(v, row[companions[i]], digits, significant=significant, missing=missing)
-                                if i in companions
-                                else format_cell(v, digits, significant=significant, missing=missing)
-                                for i, v in enumerate(row)) + " |"
-              for row in df.itertuples(index=False)]
+    lines += [
+        "| "
+        + " | ".join(
+            format_p_value(v, row[companions[i]], digits, significant=significant, missing=missing)
+            if i in companions
+            else format_cell(v, digits, significant=significant, missing=missing)
+            for i, v in enumerate(row)
+        )
+        + " |"
+        for row in df.itertuples(index=False)
+    ]
     return "\n".join(lines) + "\n"

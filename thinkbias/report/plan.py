@@ -7,8 +7,8 @@ job- and GPU-hours and, for API models with a registry ``price``, US$, twice:
   every input (exhaustive testing), an upper bound;
 - **expected**: generated tokens per request from the measured mean of the model's cached answers
   (all its modes pooled), else from a length the paper reports (``planner.length_priors``), each
-  capped at the request's budget, else the budget; blindspot variation calls less the share the staged procedure is expected to save
-  (``planner.blindspot_saved_share``, measured by the simulation).
+  capped at the request's budget, else the budget; blindspot variation calls less the share the
+  staged procedure is expected to save (``planner.blindspot_saved_share``, measured by the simulation).
 
 Hours are ``(generated + prompt / prefill_ratio + probes * probe_tokens / prefill_ratio)`` over the
 job's throughput: ``tokens_per_s`` of one stream times the API model's concurrency
@@ -36,13 +36,45 @@ from thinkbias.models.jobs import prepared_models, quantize_rule, weights_rule
 from thinkbias.position.plan import generation_runs, n_prompts
 from thinkbias.report.markdown import markdown_table
 
-PLAN_COLUMNS = ["study", "model", "backend", "arm_or_mode", "parallelism", "requests", "expected_requests",
-                "prompt_tokens", "expected_prompt_tokens", "generated_tokens", "expected_generated_tokens",
-                "token_source", "probe_passes", "hours", "expected_hours", "gpu_hours", "expected_gpu_hours",
-                "usd", "expected_usd"]
-MARKDOWN_COLUMNS = ["study", "model", "arm_or_mode", "parallelism", "requests", "expected_requests",
-                    "generated_tokens", "expected_generated_tokens", "token_source", "probe_passes", "hours", "expected_hours",
-                    "gpu_hours", "expected_gpu_hours", "usd", "expected_usd"]
+PLAN_COLUMNS = [
+    "study",
+    "model",
+    "backend",
+    "arm_or_mode",
+    "parallelism",
+    "requests",
+    "expected_requests",
+    "prompt_tokens",
+    "expected_prompt_tokens",
+    "generated_tokens",
+    "expected_generated_tokens",
+    "token_source",
+    "probe_passes",
+    "hours",
+    "expected_hours",
+    "gpu_hours",
+    "expected_gpu_hours",
+    "usd",
+    "expected_usd",
+]
+MARKDOWN_COLUMNS = [
+    "study",
+    "model",
+    "arm_or_mode",
+    "parallelism",
+    "requests",
+    "expected_requests",
+    "generated_tokens",
+    "expected_generated_tokens",
+    "token_source",
+    "probe_passes",
+    "hours",
+    "expected_hours",
+    "gpu_hours",
+    "expected_gpu_hours",
+    "usd",
+    "expected_usd",
+]
 PREPARATION_COLUMNS = ["model", "job", "size_gb", "gpus", "hours", "gpu_hours"]
 NO_COST = "—"
 
@@ -133,16 +165,23 @@ def plan_settings(planner: dict, registry: dict, models: set[str]) -> PlanSettin
         elif "chars" in p:
             prior = LengthPrior(float(p["chars"]) / chars_per_token.value, p["source"], float(p["chars"]))
         else:
-            raise ValueError(f"planner.length_priors: {p['study']}/{p['model']}/{p['mode']} gives neither chars nor tokens")
+            raise ValueError(
+                f"planner.length_priors: {p['study']}/{p['model']}/{p['mode']} gives neither chars nor tokens"
+            )
         priors[(p["study"], p["model"], p["mode"])] = prior
-    sourced = {k: Sourced(float(planner[k]["value"]), planner[k]["source"])
-               for k in ("truncation_continuation_share", "blindspot_saved_share", "llamacpp_batch_speedup")}
-    return PlanSettings(prompt_tokens=dict(planner["prompt_tokens"]),
-                        throughput={m: job_throughput(m, registry[m], planner) for m in models},
-                        length_priors=priors, chars_per_token=chars_per_token,
-                        truncation_share=sourced["truncation_continuation_share"],
-                        blindspot_saved_share=sourced["blindspot_saved_share"],
-                        llamacpp_batch_speedup=sourced["llamacpp_batch_speedup"])
+    sourced = {
+        k: Sourced(float(planner[k]["value"]), planner[k]["source"])
+        for k in ("truncation_continuation_share", "blindspot_saved_share", "llamacpp_batch_speedup")
+    }
+    return PlanSettings(
+        prompt_tokens=dict(planner["prompt_tokens"]),
+        throughput={m: job_throughput(m, registry[m], planner) for m in models},
+        length_priors=priors,
+        chars_per_token=chars_per_token,
+        truncation_share=sourced["truncation_continuation_share"],
+        blindspot_saved_share=sourced["blindspot_saved_share"],
+        llamacpp_batch_speedup=sourced["llamacpp_batch_speedup"],
+    )
 
 
 def measured_mean_tokens(cache_dir: Path, model_id: str) -> float | None:
@@ -152,8 +191,10 @@ def measured_mean_tokens(cache_dir: Path, model_id: str) -> float | None:
         return None
     try:
         with sqlite3.connect(f"file:{path}?mode=ro", uri=True) as conn:
-            values = [json.loads(v).get("completion_tokens") for (v,) in
-                      conn.execute("SELECT value FROM entries WHERE kind = 'gen'")]
+            values = [
+                json.loads(v).get("completion_tokens")
+                for (v,) in conn.execute("SELECT value FROM entries WHERE kind = 'gen'")
+            ]
     except sqlite3.Error:
         return None
     values = [v for v in values if isinstance(v, (int, float))]
@@ -164,6 +205,7 @@ def measured_mean_tokens(cache_dir: Path, model_id: str) -> float | None:
 # whose expected length a row takes and the share of it; ``early_stopping`` marks the calls the
 # staged blindspot procedure does not make when a concept stops early.
 
+
 def fairness_rows(section: dict) -> list[dict]:
     """Both sides x both arms per record, and CDPG probes at the union of the depth grids."""
     depths = sorted({section["depths"], *section.get("sensitivity_depths", [])})
@@ -171,10 +213,26 @@ def fairness_rows(section: dict) -> list[dict]:
     rows = []
     for model in section["models"]:
         pairs = section["n_records"] * len(section["datasets"])
-        rows.append(dict(study="fairness", model=model, arm_or_mode="think", requests=2 * pairs,
-                         budget=section["think_budget"] + section["answer_budget"], probe_passes=2 * pairs * len(fractions)))
-        rows.append(dict(study="fairness", model=model, arm_or_mode="nothink", requests=2 * pairs,
-                         budget=section["answer_budget"], probe_passes=2 * pairs))
+        rows.append(
+            dict(
+                study="fairness",
+                model=model,
+                arm_or_mode="think",
+                requests=2 * pairs,
+                budget=section["think_budget"] + section["answer_budget"],
+                probe_passes=2 * pairs * len(fractions),
+            )
+        )
+        rows.append(
+            dict(
+                study="fairness",
+                model=model,
+                arm_or_mode="nothink",
+                requests=2 * pairs,
+                budget=section["answer_budget"],
+                probe_passes=2 * pairs,
+            )
+        )
     return rows
 
 
@@ -188,15 +246,31 @@ def position_rows(section: dict, truncation_share: float = 1.0) -> list[dict]:
         key = (run["model"], run["mode"])
         by_run[key] = by_run.get(key, 0) + n_prompts(section, run["benchmark"], run["model"], run["mode"])
     for (model, mode), requests in by_run.items():
-        rows.append(dict(study="position", model=model, arm_or_mode=mode, requests=requests,
-                         budget=section["max_tokens"][mode], probe_passes=0))
+        rows.append(
+            dict(
+                study="position",
+                model=model,
+                arm_or_mode=mode,
+                requests=requests,
+                budget=section["max_tokens"][mode],
+                probe_passes=0,
+            )
+        )
     trunc = section.get("truncation", {})
     n_questions = sum(b["n_questions"] for b in section["benchmarks"].values())
     for run in trunc.get("runs", []):
         n = min(trunc["n_questions"], n_questions)
-        rows.append(dict(study="position", model=run["model"], arm_or_mode=f"{run['mode']}-truncation",
-                         requests=n * len(trunc.get("offsets", [-0.15, -0.05, 0.05, 0.15])) * trunc["n_continuations"],
-                         budget=trunc["max_tokens"], probe_passes=0, length=(run["mode"], truncation_share)))
+        rows.append(
+            dict(
+                study="position",
+                model=run["model"],
+                arm_or_mode=f"{run['mode']}-truncation",
+                requests=n * len(trunc.get("offsets", [-0.15, -0.05, 0.05, 0.15])) * trunc["n_continuations"],
+                budget=trunc["max_tokens"],
+                probe_passes=0,
+                length=(run["mode"], truncation_share),
+            )
+        )
     return rows
 
 
@@ -204,15 +278,25 @@ def blindspot_rows(section: dict) -> list[dict]:
     """Baseline responses plus both sides of every concept on every input of the last stage
     (exhaustive testing); the staged procedure stops most concepts early (``early_stopping``)."""
     rows = []
-    concepts = max(len(section["curated"]["ids"]),
-                   section["hypothesis"]["min_concepts"] if section["hypothesis"]["enabled"] else 0)
+    concepts = max(
+        len(section["curated"]["ids"]), section["hypothesis"]["min_concepts"] if section["hypothesis"]["enabled"] else 0
+    )
     for task in section["tasks"]:
         n_inputs = section["n_inputs_by_task"].get(task) or section["n_inputs"]
         for model in section["models"]:
             for step, requests, stops in (("baseline", n_inputs, False), ("variations", 2 * concepts * n_inputs, True)):
                 mode = f"{task}-{step}"
-                rows.append(dict(study="blindspot", model=model, arm_or_mode=mode, requests=requests,
-                                 budget=section["target"]["max_tokens"], probe_passes=0, early_stopping=stops))
+                rows.append(
+                    dict(
+                        study="blindspot",
+                        model=model,
+                        arm_or_mode=mode,
+                        requests=requests,
+                        budget=section["target"]["max_tokens"],
+                        probe_passes=0,
+                        early_stopping=stops,
+                    )
+                )
     return rows
 
 
@@ -231,8 +315,11 @@ def plan_table(config: dict, registry: dict, settings: PlanSettings, cache_dir: 
     for study, make_rows in STUDY_ROWS.items():
         if not config.get(study, {}).get("enabled"):
             continue
-        section_rows = (position_rows(config[study], settings.truncation_share.value) if study == "position"
-                        else make_rows(config[study]))
+        section_rows = (
+            position_rows(config[study], settings.truncation_share.value)
+            if study == "position"
+            else make_rows(config[study])
+        )
         for row in section_rows:
             model, budget = row.pop("model"), row.pop("budget")
             mode, share = row.pop("length", (row["arm_or_mode"], 1.0))
@@ -256,13 +343,26 @@ def plan_table(config: dict, registry: dict, settings: PlanSettings, cache_dir: 
             entry = registry[model]
             gpus = max(int(entry.get("gpus", 0)), 0) if entry["backend"] != "openai" else 0
             price = entry.get("price") if entry["backend"] == "openai" else None
-            rows.append({**row, "model": model, "backend": entry["backend"], "parallelism": speed.parallelism,
-                         "expected_requests": int(expected_requests), "prompt_tokens": int(prompt),
-                         "expected_prompt_tokens": int(expected_prompt), "generated_tokens": int(generated),
-                         "expected_generated_tokens": int(round(expected_generated)), "token_source": source,
-                         "hours": hours, "expected_hours": expected_hours,
-                         "gpu_hours": hours * gpus, "expected_gpu_hours": expected_hours * gpus,
-                         "usd": _usd(price, prompt, generated), "expected_usd": _usd(price, expected_prompt, expected_generated)})
+            rows.append(
+                {
+                    **row,
+                    "model": model,
+                    "backend": entry["backend"],
+                    "parallelism": speed.parallelism,
+                    "expected_requests": int(expected_requests),
+                    "prompt_tokens": int(prompt),
+                    "expected_prompt_tokens": int(expected_prompt),
+                    "generated_tokens": int(generated),
+                    "expected_generated_tokens": int(round(expected_generated)),
+                    "token_source": source,
+                    "hours": hours,
+                    "expected_hours": expected_hours,
+                    "gpu_hours": hours * gpus,
+                    "expected_gpu_hours": expected_hours * gpus,
+                    "usd": _usd(price, prompt, generated),
+                    "expected_usd": _usd(price, expected_prompt, expected_generated),
+                }
+            )
     return pd.DataFrame(rows, columns=PLAN_COLUMNS)
 
 
@@ -274,12 +374,16 @@ def _totals_line(table: pd.DataFrame, label: str, prefix: str) -> str:
     if not priced.any():
         money = f"US$ {NO_COST} (no priced API model)"
     else:
-        money = f"US$ {usd[priced].sum():,.0f}" + (f" for the priced API models ({len(unpriced)} unpriced)" if unpriced else "")
-    return (f"{label}: {int(table[f'{prefix}requests'].sum()):,} requests, "
-            f"{int(table[f'{prefix}prompt_tokens'].sum()):,} prompt and "
-            f"{int(table[f'{prefix}generated_tokens'].sum()):,} generated tokens, "
-            f"{int(table['probe_passes'].sum()):,} probe passes, {table[f'{prefix}hours'].sum():,.1f} job-hours, "
-            f"{table[f'{prefix}gpu_hours'].sum():,.1f} GPU-hours, {money}.")
+        money = f"US$ {usd[priced].sum():,.0f}" + (
+            f" for the priced API models ({len(unpriced)} unpriced)" if unpriced else ""
+        )
+    return (
+        f"{label}: {int(table[f'{prefix}requests'].sum()):,} requests, "
+        f"{int(table[f'{prefix}prompt_tokens'].sum()):,} prompt and "
+        f"{int(table[f'{prefix}generated_tokens'].sum()):,} generated tokens, "
+        f"{int(table['probe_passes'].sum()):,} probe passes, {table[f'{prefix}hours'].sum():,.1f} job-hours, "
+        f"{table[f'{prefix}gpu_hours'].sum():,.1f} GPU-hours, {money}."
+    )
 
 
 def _display(table: pd.DataFrame) -> pd.DataFrame:
@@ -302,8 +406,10 @@ def early_stopping_line(table: pd.DataFrame, settings: PlanSettings) -> str | No
     if rows.empty:
         return None
     exhaustive, staged = int(rows["requests"].sum()), int(rows["expected_requests"].sum())
-    return (f"Blindspot early stopping: {exhaustive:,} variation calls under exhaustive testing, {staged:,} expected "
-            f"with staged testing ({exhaustive - staged:,} saved, {settings.blindspot_saved_share.value:.1%}).")
+    return (
+        f"Blindspot early stopping: {exhaustive:,} variation calls under exhaustive testing, {staged:,} expected "
+        f"with staged testing ({exhaustive - staged:,} saved, {settings.blindspot_saved_share.value:.1%})."
+    )
 
 
 def plan_assumptions(table: pd.DataFrame, registry: dict, settings: PlanSettings) -> list[str]:
@@ -311,31 +417,45 @@ def plan_assumptions(table: pd.DataFrame, registry: dict, settings: PlanSettings
     lines, speeds = [], {}
     for model in dict.fromkeys(table["model"]):
         speed, backend = settings.throughput[model], registry[model]["backend"]
-        where = {"openai": "registry extra.max_concurrency, default "
-                           f"{DEFAULT_MAX_CONCURRENCY} (thinkbias/llm/openai_backend.py)",
-                 "llamacpp": "registry extra.n_parallel; batched ratio below" if speed.parallel_factor != 1
-                 else "registry extra.n_parallel unset or 1: one sequence at a time",
-                 "vllm": "vLLM batches the job's requests itself"}[backend]
-        text = (f"{speed.generated_per_s:g} generated tokens/s per stream (planner.tokens_per_s or "
-                f"default_tokens_per_s.{backend}), {speed.parallelism} ({where}); prompt tokens at "
-                f"{speed.prefill_ratio:g}x that speed (planner.prefill_ratio).")
+        where = {
+            "openai": "registry extra.max_concurrency, default "
+            f"{DEFAULT_MAX_CONCURRENCY} (thinkbias/llm/openai_backend.py)",
+            "llamacpp": "registry extra.n_parallel; batched ratio below"
+            if speed.parallel_factor != 1
+            else "registry extra.n_parallel unset or 1: one sequence at a time",
+            "vllm": "vLLM batches the job's requests itself",
+        }[backend]
+        text = (
+            f"{speed.generated_per_s:g} generated tokens/s per stream (planner.tokens_per_s or "
+            f"default_tokens_per_s.{backend}), {speed.parallelism} ({where}); prompt tokens at "
+            f"{speed.prefill_ratio:g}x that speed (planner.prefill_ratio)."
+        )
         speeds.setdefault(text, []).append(model)
     lines += [f"{', '.join(models)}: {text}" for text, models in speeds.items()]
     for study in dict.fromkeys(table["study"]):
         lines.append(f"{study}: {settings.prompt_tokens[study]} prompt tokens per request (planner.prompt_tokens).")
-    used = {(r.study, r.model, r.arm_or_mode.removesuffix("-truncation")) for r in table.itertuples()
-            if r.token_source == "paper"}
+    used = {
+        (r.study, r.model, r.arm_or_mode.removesuffix("-truncation"))
+        for r in table.itertuples()
+        if r.token_source == "paper"
+    }
     for key in sorted(used):
         prior = settings.length_priors[key]
         chars = f"{prior.chars:,.0f} characters = " if prior.chars is not None else ""
-        lines.append(f"{'/'.join(key)}: expected {chars}{prior.tokens:,.0f} generated tokens per request "
-                     f"({prior.source}; planner.length_priors, capped at the budget).")
+        lines.append(
+            f"{'/'.join(key)}: expected {chars}{prior.tokens:,.0f} generated tokens per request "
+            f"({prior.source}; planner.length_priors, capped at the budget)."
+        )
     if any(settings.length_priors[key].chars is not None for key in used):
-        lines.append(f"{settings.chars_per_token.value:g} characters per token for lengths given in characters "
-                     f"({settings.chars_per_token.source}; planner.chars_per_token).")
+        lines.append(
+            f"{settings.chars_per_token.value:g} characters per token for lengths given in characters "
+            f"({settings.chars_per_token.source}; planner.chars_per_token)."
+        )
     if (table["arm_or_mode"].str.endswith("-truncation") & (table["token_source"] != "budget")).any():
-        lines.append(f"Truncation continuations generate {settings.truncation_share.value:.0%} of their run's "
-                     f"expected trajectory ({settings.truncation_share.source}; planner.truncation_continuation_share).")
+        lines.append(
+            f"Truncation continuations generate {settings.truncation_share.value:.0%} of their run's "
+            f"expected trajectory ({settings.truncation_share.source}; planner.truncation_continuation_share)."
+        )
     measured = sorted(set(table.loc[table["token_source"] == "measured", "model"]))
     if measured:
         lines.append(f"Measured mean generated tokens of the cached answers: {', '.join(measured)}.")
@@ -347,48 +467,68 @@ def plan_assumptions(table: pd.DataFrame, registry: dict, settings: PlanSettings
         else:
             at_budget += [f"{r.model}/{r.arm_or_mode}" for r in budget.itertuples()]
     if at_budget:
-        lines.append(f"Expected generated tokens = budget (no measurement, no reported length): {', '.join(at_budget)}.")
+        lines.append(
+            f"Expected generated tokens = budget (no measurement, no reported length): {', '.join(at_budget)}."
+        )
     if (table["study"] == "blindspot").any():
-        lines.append(f"Staged testing saves {settings.blindspot_saved_share.value:.1%} of the variation calls of "
-                     f"exhaustive testing ({settings.blindspot_saved_share.source}; planner.blindspot_saved_share).")
+        lines.append(
+            f"Staged testing saves {settings.blindspot_saved_share.value:.1%} of the variation calls of "
+            f"exhaustive testing ({settings.blindspot_saved_share.source}; planner.blindspot_saved_share)."
+        )
     if any(settings.throughput[m].parallel_factor != 1 for m in table.loc[table["backend"] == "llamacpp", "model"]):
-        lines.append(f"Batched llama.cpp generation runs x{settings.llamacpp_batch_speedup.value:g} one sequence's "
-                     f"throughput ({settings.llamacpp_batch_speedup.source}; planner.llamacpp_batch_speedup).")
+        lines.append(
+            f"Batched llama.cpp generation runs x{settings.llamacpp_batch_speedup.value:g} one sequence's "
+            f"throughput ({settings.llamacpp_batch_speedup.source}; planner.llamacpp_batch_speedup)."
+        )
     api = list(dict.fromkeys(table.loc[table["backend"] == "openai", "model"]))
     for model in api:
         price = registry[model].get("price")
         if price:
-            lines.append(f"{model}: US$ {price['input_usd_per_mtok']:g} / {price['output_usd_per_mtok']:g} per million "
-                         f"input / output tokens ({price['source']}; registry price).")
+            lines.append(
+                f"{model}: US$ {price['input_usd_per_mtok']:g} / {price['output_usd_per_mtok']:g} per million "
+                f"input / output tokens ({price['source']}; registry price)."
+            )
     unpriced = [m for m in api if not registry[m].get("price")]
     if unpriced:
         lines.append(f"No price in the registry (cost shown as {NO_COST}): {', '.join(unpriced)}.")
-    lines.append("Local models are costed in GPU-hours, not US$; API calls of judges, writers and embedders "
-                 "(blindspot autoraters) are not planned.")
+    lines.append(
+        "Local models are costed in GPU-hours, not US$; API calls of judges, writers and embedders "
+        "(blindspot autoraters) are not planned."
+    )
     return [f"- {line}" for line in lines]
 
 
-def plan_markdown(table: pd.DataFrame, registry: dict, settings: PlanSettings,
-                  paper_probe_passes: int | None = None) -> str:
+def plan_markdown(
+    table: pd.DataFrame, registry: dict, settings: PlanSettings, paper_probe_passes: int | None = None
+) -> str:
     """The plan as Markdown: the table, budget-bound and expected totals, the blindspot calls saved,
     and the assumptions with their sources; compares probe passes with the paper's stated count."""
-    lines = ["# Run plan", "", markdown_table(_display(table)),
-             _totals_line(table, "Budget bound (every request to its budget, exhaustive blindspot testing)", ""),
-             "", _totals_line(table, "Expected (measured or reported lengths, staged blindspot testing)", "expected_")]
+    lines = [
+        "# Run plan",
+        "",
+        markdown_table(_display(table)),
+        _totals_line(table, "Budget bound (every request to its budget, exhaustive blindspot testing)", ""),
+        "",
+        _totals_line(table, "Expected (measured or reported lengths, staged blindspot testing)", "expected_"),
+    ]
     stopping = early_stopping_line(table, settings)
     if stopping:
         lines += ["", stopping]
     fair = int(table.loc[table["study"] == "fairness", "probe_passes"].sum())
     if paper_probe_passes and fair:
-        lines += ["", f"Fairness probe passes: {fair:,} here vs {paper_probe_passes:,} stated by the paper "
-                      "(the paper counts 10 depths per side; this plan probes the union of every depth grid "
-                      "in the config, including depth 0, and one nothink read per side)."]
+        lines += [
+            "",
+            f"Fairness probe passes: {fair:,} here vs {paper_probe_passes:,} stated by the paper "
+            "(the paper counts 10 depths per side; this plan probes the union of every depth grid "
+            "in the config, including depth 0, and one nothink read per side).",
+        ]
     lines += ["", "## Assumptions", "", *plan_assumptions(table, registry, settings)]
     return "\n".join(lines) + "\n"
 
 
-def preparation_table(config: dict, registry: dict, manifest_models: set[str], download_mb_per_s: float,
-                      quantize_hours: float) -> pd.DataFrame:
+def preparation_table(
+    config: dict, registry: dict, manifest_models: set[str], download_mb_per_s: float, quantize_hours: float
+) -> pd.DataFrame:
     """One row per job that prepares a local model's weights: the manifest's ``fetch``, a pinned
     download ``weights_<id>`` (hours at ``download_mb_per_s``) or ``quantize_<id>`` on its GPUs
     (``quantize_hours`` each; the source's download is its own row)."""
@@ -398,8 +538,16 @@ def preparation_table(config: dict, registry: dict, manifest_models: set[str], d
         entry = registry[model]
         if "quantize" in entry:
             gpus = max(1, int(entry.get("gpus", 1)))
-            rows.append({"model": model, "job": quantize_rule(model), "size_gb": None, "gpus": gpus,
-                         "hours": quantize_hours, "gpu_hours": quantize_hours * gpus})
+            rows.append(
+                {
+                    "model": model,
+                    "job": quantize_rule(model),
+                    "size_gb": None,
+                    "gpus": gpus,
+                    "hours": quantize_hours,
+                    "gpu_hours": quantize_hours * gpus,
+                }
+            )
             continue
         size = entry.get("size_gb")
         job = "fetch" if model in manifest_models else weights_rule(model)
@@ -413,7 +561,13 @@ def preparation_markdown(table: pd.DataFrame) -> str:
     if table.empty:
         return "## Model preparation\n\nNo local model weights to prepare.\n"
     downloads = table[table["gpus"] == 0]
-    return "\n".join([
-        "## Model preparation", "", markdown_table(table),
-        f"Downloads: {len(downloads)} ({downloads['size_gb'].sum():.1f} GB); quantizations: "
-        f"{int((table['gpus'] > 0).sum())} ({table['gpu_hours'].sum():.1f} GPU-hours).", ""])
+    return "\n".join(
+        [
+            "## Model preparation",
+            "",
+            markdown_table(table),
+            f"Downloads: {len(downloads)} ({downloads['size_gb'].sum():.1f} GB); quantizations: "
+            f"{int((table['gpus'] > 0).sum())} ({table['gpu_hours'].sum():.1f} GPU-hours).",
+            "",
+        ]
+    )

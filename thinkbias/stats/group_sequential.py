@@ -48,14 +48,22 @@ def _log_exit(log_mass: np.ndarray, u: np.ndarray, c: float, t: float, sd_step: 
     """log P(first crossing of ``|Z| >= c`` (or ``Z >= c``) at information ``t``), given the
     log-weighted density ``log_mass`` of W at the previous look on the points ``u``."""
     b = c * np.sqrt(t)
-    log_tail = special.log_ndtr((u - b) / sd_step)            # log P(N(0,1) > (b - u) / sd)
+    log_tail = special.log_ndtr((u - b) / sd_step)  # log P(N(0,1) > (b - u) / sd)
     if two_sided:
         log_tail = np.logaddexp(log_tail, special.log_ndtr((-b - u) / sd_step))
     return float(special.logsumexp(log_mass + log_tail))
 
 
-def _continuation(c: float, t: np.ndarray, k: int, u: np.ndarray | None, log_mass: np.ndarray | None,
-                  two_sided: bool, n_points: int, tail_sd: float) -> tuple[np.ndarray, np.ndarray]:
+def _continuation(
+    c: float,
+    t: np.ndarray,
+    k: int,
+    u: np.ndarray | None,
+    log_mass: np.ndarray | None,
+    two_sided: bool,
+    n_points: int,
+    tail_sd: float,
+) -> tuple[np.ndarray, np.ndarray]:
     """The density of W(t_k) on look k's continuation region (``|Z_k| < c`` or ``Z_k < c``), as
     grid points and log(density x Simpson weight), from the previous look's (``u, log_mass``)."""
     sd_k = np.sqrt(t[k])
@@ -75,8 +83,14 @@ def _continuation(c: float, t: np.ndarray, k: int, u: np.ndarray | None, log_mas
     return x, log_density + np.log(w)
 
 
-def spending_boundaries(alpha: float, fractions: Sequence[float], spending: SpendingFunction = obrien_fleming_threshold,
-                        two_sided: bool = True, n_points: int = 401, tail_sd: float = 12.0) -> np.ndarray:
+def spending_boundaries(
+    alpha: float,
+    fractions: Sequence[float],
+    spending: SpendingFunction = obrien_fleming_threshold,
+    two_sided: bool = True,
+    n_points: int = 401,
+    tail_sd: float = 12.0,
+) -> np.ndarray:
     """Critical values ``c_1..c_K`` (on the z scale) of the group-sequential design that spends
     ``spending(alpha, t)`` cumulatively over the looks at ``fractions`` (increasing, in (0, 1]).
 
@@ -140,8 +154,13 @@ def exact_obrien_fleming_thresholds(alpha: float, fractions: Sequence[float]) ->
     return [float(2.0 * stats.norm.sf(b)) for b in bounds]
 
 
-def crossing_probabilities(bounds: Sequence[float], fractions: Sequence[float], two_sided: bool = True,
-                           n_points: int = 401, tail_sd: float = 12.0) -> np.ndarray:
+def crossing_probabilities(
+    bounds: Sequence[float],
+    fractions: Sequence[float],
+    two_sided: bool = True,
+    n_points: int = 401,
+    tail_sd: float = 12.0,
+) -> np.ndarray:
     """Null probability of first crossing each look's boundary (the alpha each look spends): the
     forward computation of :func:`spending_boundaries`, for checking a design."""
     t = np.asarray(fractions, dtype=float)

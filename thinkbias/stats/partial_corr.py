@@ -71,6 +71,13 @@ def partial_correlation(x, y, covariates=None, method: str = "pearson") -> Parti
         return PartialCorrelation(r, 0.0, 0.0 if r > 0 else 1.0, n, df, method, -math.inf, -math.inf if r > 0 else 0.0)
     t = r * math.sqrt(df / (1.0 - r * r))
     p, p_greater = float(2 * stats.t.sf(abs(t), df)), float(stats.t.sf(t, df))
-    return PartialCorrelation(r, p, p_greater, n, df, method,
-                              log10_p(p, lambda: math.log10(2.0) + log10_t_sf(abs(t), df)),
-                              log10_p(p_greater, lambda: log10_t_sf(t, df)))
+    return PartialCorrelation(
+        r,
+        p,
+        p_greater,
+        n,
+        df,
+        method,
+        log10_p(p, lambda: math.log10(2.0) + log10_t_sf(abs(t), df)),
+        log10_p(p_greater, lambda: log10_t_sf(t, df)),
+    )

@@ -78,6 +78,11 @@ def log10_t_sf(t: float, df: float) -> float:
     a, b = df / 2.0, 0.5
     q = df / t / t  # log x and log(1 - x) from q = df / t^2, so that t^2 cannot overflow
     log_x = math.log(df) - 2.0 * math.log(t) - math.log1p(q)
-    log_i = (a * log_x - b * math.log1p(q) - math.log(a) - special.betaln(a, b)
-             + math.log(special.hyp2f1(a + b, 1.0, a + 1.0, math.exp(log_x))))
+    log_i = (
+        a * log_x
+        - b * math.log1p(q)
+        - math.log(a)
+        - special.betaln(a, b)
+        + math.log(special.hyp2f1(a + b, 1.0, a + 1.0, math.exp(log_x)))
+    )
     return float((log_i - math.log(2.0)) / LN10)
