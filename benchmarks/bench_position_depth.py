@@ -27,15 +27,15 @@ from __future__ import annotations
 import argparse
 import statistics
 import tempfile
-import time
 from pathlib import Path
 
 import yaml
 
+from thinkbias.llm.throughput import CLOCKS
+
 REPO = Path(__file__).resolve().parents[1]
 
 
-CLOCKS = {"cpu": time.process_time, "wall": time.perf_counter}
 FUSED_GOAL = 0.2  # (generate+probe - generation) / generation: a few cue tokens per depth
 
 

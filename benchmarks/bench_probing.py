@@ -33,10 +33,11 @@ from __future__ import annotations
 
 import argparse
 import statistics
-import time
 from pathlib import Path
 
 import yaml
+
+from thinkbias.llm.throughput import CLOCKS
 
 REPO = Path(__file__).resolve().parents[1]
 PROMPT = (
@@ -53,7 +54,6 @@ GEN_PROMPTS = [
 TINY = {"trace_tokens": 16, "reps": 1, "gen_tokens": 4, "depths": [2]}
 
 
-CLOCKS = {"cpu": time.process_time, "wall": time.perf_counter}
 clock = CLOCKS["cpu"]
 
 
