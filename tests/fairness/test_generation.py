@@ -178,8 +178,7 @@ def _fused_checks(engine, prompts):
 def test_probe_tokens_attributed_per_request_or_shared_after_a_batch():
     from thinkbias.fairness.generation import _attribute
 
-    assert _attribute([40, 0, 16], [5, 1, 2]) == [40, 0, 16]  # reported as each finished
-    # a batched engine reports after the batch: the first report carries all the work (minus prompts)
-    shared = _attribute([300 - 100, -100, -100], [5, 3, 2])
-    assert shared == [0, 0, 0]  # 300 evaluated, all of it the three prompts
-    assert _attribute([90, -20, -10], [4, 2, 2]) == [30, 15, 15]
+    assert _attribute([40, 0, 16], [5, 1, 2], as_reported=True) == [40, 0, 16]  # probed as each finished
+    # a batched engine probes after the batch: the first report carries all the work
+    assert _attribute([80, 0, 0], [4, 2, 2], as_reported=False) == [40, 20, 20]
+    assert _attribute([100, 0, 0], [1, 1, 1], as_reported=False) == [33, 33, 34]

@@ -219,3 +219,75 @@ def test_shared_prompt_prefix_is_copied_not_prefilled(batch_engine, spec):
     lone = InFlight(2, 2, reqs[0], "", [prompts[0][0]] + [t + 1 for t in prompts[0][1:]], None, TokenStream(()))
     dec._share_prefix(lone, [first])
     assert lone.cells == []
+
+
+def _count_decodes(engine) -> list[int]:
+    """Wrap the batched decoder's ``llama_decode`` calls: the list gets each call's token count."""
+    dec, calls = engine.batched, []
+    real = dec._decode
+
+    def counting(entries):
+        calls.append(len(entries))
+        return real(entries)
+
+    dec._decode = counting
+    return calls
+
+
+def test_scores_and_probes_of_many_requests_share_decode_calls(spec, fresh_engine):
+    """``score_many`` and ``probe_many`` on a batched engine evaluate several requests' prompts in
+    the same ``llama_decode`` calls (one sequence each); the results equal the sequential engine's
+    single ``score`` / ``probe`` calls within float tolerance, and a second call is served from the cache."""
+    import numpy as np
+
+    reqs = [Request.chat(f"{QUESTION} (case {i})", prefill="Answer:") for i in range(5)]
+    traces = [f" The person is {40 + i} and works long hours, so" for i in range(5)]
+    cuts = [[0, 3, 9], [9, 0], [5], [0], [2, 6]]
+    ref = fresh_engine()
+    with open_engine(batched(spec, 3), None, n_threads=1) as eng:
+        calls = _count_decodes(eng)
+        scores = eng.score_many(reqs, YES_NO)
+        n_score_calls = len(calls)
+        probes = eng.probe_many(list(zip(reqs, traces, cuts)), CUE, YES_NO)
+        n_probe_calls = len(calls) - n_score_calls
+        before = (eng.stats.prompt_tokens, eng.stats.cache_hits)
+        assert eng.score_many(reqs, YES_NO) == scores
+        assert eng.probe_many(list(zip(reqs, traces, cuts)), CUE, YES_NO) == probes
+        assert eng.stats.prompt_tokens == before[0] and eng.stats.cache_hits == before[1] + 10
+    assert n_score_calls == 2  # 5 prompts on 3 slots: two groups, one decode each
+    assert n_probe_calls == 3 + 2  # per group, one decode per round: as many as its most cuts
+    for req, s in zip(reqs, scores):
+        want = ref.score(req, YES_NO)
+        assert np.allclose([s.probs["Yes"], s.probs["No"]], [want.probs["Yes"], want.probs["No"]], atol=1e-4)
+    for req, trace, cs, got in zip(reqs, traces, cuts, probes):
+        want = ref.probe(req, trace, cs, CUE, YES_NO)
+        assert len(got) == len(cs)
+        for g, w in zip(got, want):
+            assert abs(g.probs["Yes"] - w.probs["Yes"]) < 1e-4 and abs(g.outside_mass - w.outside_mass) < 1e-4
+
+
+def test_generate_and_score_many_scores_on_each_sequences_cells(spec, fresh_engine):
+    """Batched ``generate_and_score_many``: each score (the prompt + a cue) is read on its own
+    sequence's cells before the slot is freed, so only the cue is evaluated; the generations are
+    the sequential engine's, the scores equal its within float tolerance, and a rerun is all cache."""
+    cue = "\nAnswer (Yes or No):"
+    reqs = [Request.chat(f"{QUESTION} (case {i})", sampling=Sampling(max_tokens=6 + i)) for i in range(5)]
+    score_reqs = [Request.chat(r.messages[-1][1], prefill=cue) for r in reqs]
+    seq_pairs = fresh_engine().generate_and_score_many(reqs, score_reqs, YES_NO)
+    with open_engine(batched(spec, 3), None, n_threads=1) as eng:
+        n_cue = eng.count_tokens(cue)
+        spent: list[int] = []
+        last = [eng.stats.probe_tokens]
+
+        def took(i, g):
+            spent.append(eng.stats.probe_tokens - last[0])
+            last[0] = eng.stats.probe_tokens
+
+        pairs = eng.generate_and_score_many(reqs, score_reqs, YES_NO, on_result=took)
+        again = eng.generate_and_score_many(reqs, score_reqs, YES_NO)
+        assert eng.stats.generated_tokens == sum(g.completion_tokens for g, _ in pairs)
+    assert len(spent) == len(reqs) and all(0 < n <= n_cue + 1 for n in spent), (spent, n_cue)
+    assert [g.text for g, _ in pairs] == [g.text for g, _ in seq_pairs]
+    for (_, s), (_, w) in zip(pairs, seq_pairs):
+        assert abs(s.probs["Yes"] - w.probs["Yes"]) < 1e-4
+    assert [s for _, s in again] == [s for _, s in pairs] and all(g.cached for g, _ in again)

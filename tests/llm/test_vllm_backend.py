@@ -204,6 +204,20 @@ def test_vllm_engine_orchestration_on_stand_in(engine, spec, monkeypatch, tmp_pa
         lead = trace_lead(gens[0].text, spec.think_open, spec.think_close, True)
         full = v.probe(reqs[0], lead + trace, [v.count_tokens(lead) + v.count_tokens(trace)], cue, YES_NO)[0]
         assert full.probs["Yes"] == pytest.approx(many[0][1][2].probs["Yes"], abs=1e-9)
+        # scores and probes of many requests: one batch each, equal to the single calls
+        asks = [Request.chat(f"Is {x} a fruit?", prefill="Answer:") for x in ("a plum", "a brick", "a fig")]
+        scores = v.score_many(asks, YES_NO)
+        assert v.llm.calls[-1] == 3
+        probes = v.probe_many([(a, " It grows on trees, so", [0, 2, 5]) for a in asks], cue, YES_NO)
+        assert v.llm.calls[-1] == 9 and all(len(p) == 3 for p in probes)
+        n_calls = len(v.llm.calls)
+        for a, s_many, p_many in zip(asks, scores, probes):
+            assert (
+                v.score(a, YES_NO) == s_many and v.probe(a, " It grows on trees, so", [0, 2, 5], cue, YES_NO) == p_many
+            )
+        assert len(v.llm.calls) == n_calls  # the single calls were cache hits: the same keys
+        pairs = v.generate_and_score_many(reqs[:2], asks[:2], YES_NO)
+        assert [g.text for g, _ in pairs] == ref[:2] and [s for _, s in pairs] == scores[:2]
     with open_engine(vspec, tmp_path) as again:
         again.generate_and_probe_many(reqs, [0.0, 0.5, 1.0], cue, YES_NO)
         assert again.llm.calls == [] and again.stats.generated_tokens == 0

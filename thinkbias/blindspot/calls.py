@@ -85,21 +85,23 @@ def run_targets(
     spec = load_model_spec(role.registry, role.model, weights=role.weights)
     candidates = decision_candidates(spec_task)
 
-    def force(engine, i: int) -> None:
-        req = requests[i]
-        cued = Request(
-            messages=req.messages,
-            prefill=req.prefill + texts[i] + spec_task.decision_cue,
-            sampling=Sampling(max_tokens=1),
-        )
-        probs = engine.score(cued, candidates).probs
-        word = max(spec_task.decision_words, key=lambda w: probs.get(w, 0.0))
-        texts[i] = texts[i] + spec_task.decision_cue + " " + word
-        decisions[i] = spec_task.parser(texts[i])
-        forced[i] = True
+    def force(engine, undecided: list[int]) -> None:
+        cued = [
+            Request(
+                messages=requests[i].messages,
+                prefill=requests[i].prefill + texts[i] + spec_task.decision_cue,
+                sampling=Sampling(max_tokens=1),
+            )
+            for i in undecided
+        ]
+        for i, scores in zip(undecided, engine.score_many(cued, candidates)):
+            word = max(spec_task.decision_words, key=lambda w: scores.probs.get(w, 0.0))
+            texts[i] = texts[i] + spec_task.decision_cue + " " + word
+            decisions[i] = spec_task.parser(texts[i])
+            forced[i] = True
 
     with open_engine(spec, role.cache_dir, n_threads=role.n_threads) as engine:
-        if force_decision and spec.backend == "llamacpp":
+        if force_decision and engine.scores_after_generation() and not engine.batches_generation():
             # score right after each generation, while the response is still in the KV cache
             progress = Progress(len(requests), logger, engine=engine)
             gens, texts, decisions, forced = [], [], [], []
@@ -111,16 +113,15 @@ def run_targets(
                 decisions.append(spec_task.parser(texts[-1]))
                 forced.append(False)
                 if decisions[-1] is None:
-                    force(engine, i)
+                    force(engine, [i])
             progress.finish()
-        else:
+        else:  # all at once: a batched engine scores the undecided ones together (score_many)
             gens = run_requests(engine, requests, logger)
             texts = [response_text(g) for g in gens]
             decisions = [spec_task.parser(t) for t in texts]
             forced = [False] * len(texts)
             if force_decision:
-                for i in [i for i, d in enumerate(decisions) if d is None]:
-                    force(engine, i)
+                force(engine, [i for i, d in enumerate(decisions) if d is None])
         if any(forced):
             logger.info(f"forced a decision on {sum(forced)}/{len(texts)} responses without a parsable one")
     return pd.DataFrame(

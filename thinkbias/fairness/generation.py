@@ -130,8 +130,8 @@ def _needs_force_close(spec, req: Request, g, row: dict) -> bool:
 
 
 class _ProbeCounter:
-    """Per request: prompt-side tokens the engine evaluated for probing (its ``prompt_tokens`` counter
-    minus the generation's own prompt prefill), read as each result arrives."""
+    """Per request: the prompt-side tokens the engine evaluated for its scores and probes (its
+    ``probe_tokens`` counter), read as each result arrives."""
 
     def __init__(self, engine):
         self.engine, self.last = engine, _evaluated(engine)
@@ -139,14 +139,15 @@ class _ProbeCounter:
     def take(self, g) -> int:
         now = _evaluated(self.engine)
         spent, self.last = now - self.last, now
-        return spent - (0 if g.cached else int(g.prompt_tokens))
+        return spent
 
 
-def _attribute(spent: list[int], weights: list[int]) -> list[int]:
-    """Per-request probe tokens. Engines that report each result as it finishes (llama.cpp) give them
-    directly; a batched engine (vLLM) reports after the whole batch, so the first report carries every
-    request's work: then the total is shared in proportion to ``weights`` (distinct cuts)."""
-    if all(x >= 0 for x in spent):
+def _attribute(spent: list[int], weights: list[int], as_reported: bool) -> list[int]:
+    """Per-request probe tokens. An engine that probes each result as it finishes (llama.cpp,
+    sequential or batched: ``as_reported``) gives them directly; a batched engine (vLLM) probes
+    after the whole batch, so its reports do not say whose work was whose: then the total is shared
+    in proportion to ``weights`` (distinct cuts)."""
+    if as_reported:
         return spent
     total, w = max(0, sum(spent)), max(1, sum(weights))
     out = [total * x // w for x in weights]
@@ -175,8 +176,9 @@ def generate_and_probe_arm(
     generated token). A force-closed side's follow-up appends ``probe_cue`` to exactly that trace, so
     its full-depth probe P_K is the force-close context; the follow-up answer itself comes from a fresh
     request on the re-tokenised text.
-    nothink: each answer is generated and then scored after nothink prefill + ANSWER_CUE (the score
-    reuses the prompt already in the KV cache on llama.cpp).
+    nothink: each answer is generated and then scored after nothink prefill + ANSWER_CUE
+    (``Engine.generate_and_score_many``: on llama.cpp the score reuses the prompt already in the KV
+    cache, sequential or batched).
     """
     from thinkbias.llm.run import Progress, run_requests
 
@@ -193,12 +195,19 @@ def generate_and_probe_arm(
         else:
             progress = Progress(len(reqs), logger, label="generate+score", engine=engine)
             logger.info("generate+score: %d requests on model %s", len(reqs), spec.id)
-            counter, gens = _ProbeCounter(engine), []
+            counter, spent = _ProbeCounter(engine), [0] * len(reqs)
             n_ans = engine.count_tokens(ANSWER_CUE)
-            for r, req in zip(rows, reqs):
-                g = engine.generate([req])[0]
-                counter.take(g)
-                sc = engine.score(Request.chat(req.messages[-1][1], prefill=req.prefill + ANSWER_CUE), YES_NO)
+
+            def scored(i, g):
+                spent[i] = counter.take(g)
+                progress.update(g)
+
+            score_reqs = [Request.chat(q.messages[-1][1], prefill=q.prefill + ANSWER_CUE) for q in reqs]
+            pairs = engine.generate_and_score_many(reqs, score_reqs, YES_NO, on_result=scored)
+            progress.finish()
+            gens = [g for g, _ in pairs]
+            spent = _attribute(spent, [1] * len(reqs), engine.scores_after_generation())
+            for i, (r, (g, sc)) in enumerate(zip(rows, pairs)):
                 probes.append(
                     {
                         "pair_id": r["pair_id"],
@@ -210,13 +219,9 @@ def generate_and_probe_arm(
                         "n_cuts": 1,
                         "probe_tokens_naive": g.prompt_tokens + n_ans,
                         "probe_tokens_reused": g.prompt_tokens + n_ans,
-                        "probe_tokens_evaluated": _evaluated(engine) - counter.last,
+                        "probe_tokens_evaluated": spent[i],
                     }
                 )
-                counter.last = _evaluated(engine)
-                gens.append(g)
-                progress.update(g)
-            progress.finish()
         return pd.DataFrame(
             [_gen_row(r, arm, q, g) for r, q, g in zip(rows, reqs, gens)], columns=GEN_COLUMNS
         ), pd.DataFrame(probes)
@@ -241,7 +246,7 @@ def generate_and_probe_arm(
         progress.finish()
         gens = [g for g, _ in pairs]
         n_cuts = [len(union_cuts(engine.count_tokens(g.thinking) if g.thinking else 0, Ks)) for g in gens]
-        spent = _attribute(spent, n_cuts)
+        spent = _attribute(spent, n_cuts, engine.scores_after_generation())
         for i, (r, (g, scores)) in enumerate(zip(rows, pairs)):
             n_tok = engine.count_tokens(g.thinking) if g.thinking else 0
             cuts = union_cuts(n_tok, Ks)
@@ -283,9 +288,10 @@ def retained_pairs(gens: pd.DataFrame) -> set[str]:
 
 
 def _evaluated(engine) -> int:
-    """Prompt-side tokens the engine has evaluated so far in this process (0 if it keeps no stats)."""
+    """Prompt-side tokens the engine has evaluated for scores and probes so far in this process (0
+    if it keeps no stats)."""
     stats = getattr(engine, "stats", None)
-    return int(getattr(stats, "prompt_tokens", 0)) if stats is not None else 0
+    return int(getattr(stats, "probe_tokens", 0)) if stats is not None else 0
 
 
 def assemble_predictions(gens: pd.DataFrame, probes: pd.DataFrame, model: str, main_K: int) -> pd.DataFrame:

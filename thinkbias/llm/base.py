@@ -30,7 +30,8 @@ class EngineStats:
     """Counters of the work done by this process (cache hits cost nothing).
 
     ``generated_tokens``: completion tokens produced by the model now; ``prompt_tokens``: prompt tokens
-    evaluated now (prefill, probe cues); ``requests``: backend calls made (HTTP attempts for APIs);
+    evaluated now (prefill, probe cues); ``probe_tokens``: the part of ``prompt_tokens`` evaluated for
+    scores and probes (local backends); ``requests``: backend calls made (HTTP attempts for APIs);
     ``cache_hits``: results served from the cache; ``retries``: attempts repeated after a
     retryable failure (APIs); ``retry_wait_s``: seconds spent waiting before those retries;
     ``awaited``: results another live process was generating, waited for instead of generated
@@ -40,6 +41,7 @@ class EngineStats:
 
     generated_tokens: int = 0
     prompt_tokens: int = 0
+    probe_tokens: int = 0
     requests: int = 0
     cache_hits: int = 0
     retries: int = 0
@@ -159,9 +161,52 @@ class CachedEngine:
             gen, scores = self._generate_and_probe_uncached(req, rendered, cut_fractions, cue, candidates, trace)
             done(j, gen, scores)
 
+    def _generate_and_score_many_uncached(
+        self,
+        items: list[tuple[Request, str]],
+        score_items: list[tuple[Request, str]],
+        candidates: Mapping[str, Sequence[str]],
+        done: Callable[[int, Generation, CandidateScores], None],
+    ) -> None:
+        """Generate each (request, rendered) and score ``score_items[j]`` right after it, calling
+        ``done(j, generation, scores)`` (a KV-reusing backend finds the shared prompt in its cache;
+        a batching one scores each sequence on its own cells)."""
+        for j, item in enumerate(items):
+            box: list[Generation] = []
+            self._generate_uncached([item], lambda _, g: box.append(g))
+            done(j, box[0], self._score_uncached(*score_items[j], candidates))
+
+    def _score_many_uncached(
+        self,
+        items: list[tuple[Request, str]],
+        candidates: Mapping[str, Sequence[str]],
+        done: Callable[[int, CandidateScores], None],
+    ) -> None:
+        """Score every (request, rendered), calling ``done(j, scores)`` (a batching backend runs
+        several together)."""
+        for j, (req, rendered) in enumerate(items):
+            done(j, self._score_uncached(req, rendered, candidates))
+
+    def _probe_many_uncached(
+        self,
+        items: list[tuple[Request, str, str, list[int]]],
+        cue: str,
+        candidates: Mapping[str, Sequence[str]],
+        done: Callable[[int, list[CandidateScores]], None],
+    ) -> None:
+        """Probe every (request, rendered, trace, cuts), calling ``done(j, scores)``."""
+        for j, (req, rendered, trace, cuts) in enumerate(items):
+            done(j, self._probe_uncached(req, rendered, trace, cuts, cue, candidates))
+
     def batches_generation(self) -> bool:
         """Whether this engine decodes several requests at once (llama.cpp ``extra.n_parallel`` > 1):
         ``generate_and_probe_many`` then leases and runs its requests together."""
+        return False
+
+    def scores_after_generation(self) -> bool:
+        """Whether a score right after a generation of the same prompt reuses the prompt's KV cells
+        (llama.cpp): ``generate_and_score_many`` then scores each request as it finishes, instead of
+        generating all and then scoring all."""
         return False
 
     # -- helpers ------------------------------------------------------------------------------
@@ -361,10 +406,20 @@ class CachedEngine:
             raise RuntimeError(f"{self.spec.id}: {len(missing)} requests produced no result")
         return out
 
+    def score_key(self, rendered: str, candidates: Mapping[str, Sequence[str]]) -> str:
+        """Cache key of a score: model, weights sha256, rendered prompt, candidates."""
+        return self._key("score", rendered, canonical(candidates))
+
+    def probe_key(
+        self, rendered: str, trace: str, cuts: Sequence[int], cue: str, candidates: Mapping[str, Sequence[str]]
+    ) -> str:
+        """Cache key of a probe: model, weights sha256, rendered prompt, trace, cuts, cue, candidates."""
+        return self._key("probe", rendered, trace, cue, canonical(list(cuts)), canonical(candidates))
+
     def score(self, request: Request, candidates: Mapping[str, Sequence[str]]) -> CandidateScores:
         """Candidate probabilities right after the rendered prompt + prefill (cached)."""
         rendered = self.render(request)
-        key = self._key("score", rendered, canonical(candidates))
+        key = self.score_key(rendered, candidates)
         hit = self.cache.get("score", key)
         if hit is not None:
             self._count(cache_hits=1)
@@ -378,7 +433,7 @@ class CachedEngine:
     ) -> list[CandidateScores]:
         """Scores after ``prompt + prefill + trace[:cut tokens] + cue`` for each cut (cached as a whole)."""
         rendered = self.render(request)
-        key = self._key("probe", rendered, trace, cue, canonical(list(cuts)), canonical(candidates))
+        key = self.probe_key(rendered, trace, cuts, cue, candidates)
         hit = self.cache.get("probe", key)
         if hit is not None:
             self._count(cache_hits=1)
@@ -386,6 +441,122 @@ class CachedEngine:
         res = self._probe_uncached(request, rendered, trace, list(cuts), cue, candidates)
         self.cache.put("probe", key, [scores_to_json(s) for s in res])
         return res
+
+    def _many_through_cache(
+        self,
+        kind: str,
+        keyed: Sequence[tuple[str, tuple]],
+        run: Callable[[list[tuple], Callable[[int, object], None]], None],
+        to_json: Callable[[object], object],
+        from_json: Callable[[object], object],
+    ) -> list:
+        """The loop of ``score_many`` and ``probe_many``: ``keyed`` holds (cache key, item) per call;
+        identical keys run once, cache hits are taken, and ``run(items, done)`` evaluates the rest,
+        each result stored as ``done(j, result)`` reports it."""
+        out: list = [None] * len(keyed)
+        waiting: dict[str, list[int]] = {}
+        todo: dict[str, tuple] = {}
+        for i, (key, item) in enumerate(keyed):
+            waiting.setdefault(key, []).append(i)
+            if len(waiting[key]) > 1:
+                continue
+            hit = self.cache.get(kind, key)
+            if hit is None:
+                todo[key] = item
+                continue
+            self._count(cache_hits=1)
+            out[i] = from_json(hit)
+        keys = list(todo)
+
+        def done(j: int, result) -> None:
+            self.cache.put(kind, keys[j], to_json(result))
+            for i in waiting[keys[j]]:
+                out[i] = result
+
+        if keys:
+            run([todo[k] for k in keys], done)
+        for idx in waiting.values():  # the duplicates of cache hits
+            for i in idx[1:]:
+                out[i] = out[idx[0]]
+        return out
+
+    def score_many(self, requests: Sequence[Request], candidates: Mapping[str, Sequence[str]]) -> list[CandidateScores]:
+        """``score`` of every request (cached like it); a batching engine evaluates the uncached
+        prompts together (llama.cpp ``n_parallel`` at a time, in shared decode calls)."""
+        keyed = []
+        for req in requests:
+            rendered = self.render(req)
+            keyed.append((self.score_key(rendered, candidates), (req, rendered)))
+        return self._many_through_cache(
+            "score",
+            keyed,
+            lambda items, done: self._score_many_uncached(items, candidates, done),
+            scores_to_json,
+            scores_from_json,
+        )
+
+    def probe_many(
+        self,
+        probes: Sequence[tuple[Request, str, Sequence[int]]],
+        cue: str,
+        candidates: Mapping[str, Sequence[str]],
+    ) -> list[list[CandidateScores]]:
+        """``probe`` of every (request, trace, cuts) (cached like it); a batching engine evaluates
+        the uncached ones together (llama.cpp: ``n_parallel`` traces at a time, each cut of every
+        trace in the same decode calls, deepest first)."""
+        keyed = []
+        for req, trace, cuts in probes:
+            rendered = self.render(req)
+            keyed.append((self.probe_key(rendered, trace, cuts, cue, candidates), (req, rendered, trace, list(cuts))))
+        return self._many_through_cache(
+            "probe",
+            keyed,
+            lambda items, done: self._probe_many_uncached(items, cue, candidates, done),
+            lambda scores: [scores_to_json(s) for s in scores],
+            lambda value: [scores_from_json(d) for d in value],
+        )
+
+    def generate_and_score_many(
+        self,
+        requests: Sequence[Request],
+        score_requests: Sequence[Request],
+        candidates: Mapping[str, Sequence[str]],
+        on_result: OnResult | None = None,
+    ) -> list[tuple[Generation, CandidateScores]]:
+        """``generate(requests)`` and ``score_many(score_requests)`` (``score_requests[i]`` belongs to
+        ``requests[i]``, typically its prompt with a cue appended), both cached as those are. On
+        llama.cpp each score runs as its generation finishes, on the KV cells of the shared prompt
+        (sequential: the engine's cache; batched: the sequence's own cells), so only what the
+        score adds to the prompt is evaluated. ``on_result(i, generation)`` once both are there."""
+        if len(score_requests) != len(requests):
+            raise ValueError(f"{len(requests)} requests but {len(score_requests)} score requests")
+        if not self.scores_after_generation():
+            gens = self.generate(requests)
+            scores = self.score_many(score_requests, candidates)
+            for i, g in enumerate(gens):
+                if on_result:
+                    on_result(i, g)
+            return list(zip(gens, scores))
+        score_of: dict[str, tuple[Request, str]] = {}
+        for req, sreq in zip(requests, score_requests):
+            key, srendered = self.gen_key(req), self.render(sreq)
+            if score_of.setdefault(key, (sreq, srendered))[1] != srendered:
+                raise ValueError("identical requests were given different score requests")
+
+        def from_cache(req: Request, rendered: str, value) -> tuple[Generation, CandidateScores]:
+            return generation_from_json(value), self.score(score_of[self.gen_key(req, rendered)][0], candidates)
+
+        def run(items: list[tuple[Request, str]], done: Callable[[int, tuple], None]) -> None:
+            score_items = [score_of[self.gen_key(*item)] for item in items]
+
+            def stored(j: int, gen: Generation, scores: CandidateScores) -> None:
+                self.cache.put("score", self.score_key(score_items[j][1], candidates), scores_to_json(scores))
+                self.cache.put("gen", self.gen_key(*items[j]), generation_to_json(gen))
+                done(j, (gen, scores))
+
+            self._generate_and_score_many_uncached(items, score_items, candidates, stored)
+
+        return self._through_generation_cache(requests, from_cache, run, on_result, lambda pair: pair[0])
 
     def generate_and_probe(
         self,
@@ -531,7 +702,32 @@ class CachedEngine:
 
             self._generate_and_probe_many_uncached(items, cut_fractions, cue, candidates, stored, trace)
 
+        self._probe_cached_generations(requests, cut_fractions, cue, candidates, trace)
         return self._through_generation_cache(requests, from_cache, run, on_result, lambda pair: pair[0])
+
+    def _probe_cached_generations(
+        self,
+        requests: Sequence[Request],
+        cut_fractions: Sequence[float],
+        cue: str,
+        candidates: Mapping[str, Sequence[str]],
+        trace: str,
+    ) -> None:
+        """The probes of the cached generations among ``requests`` that have none cached yet, run
+        together by ``probe_many`` (a batching engine: ``n_parallel`` traces at a time) and stored
+        under their ``gap_key``, where ``generate_and_probe_many`` then finds them."""
+        todo: dict[str, tuple[Request, str, list[int]]] = {}
+        for req in requests:
+            rendered = self.render(req)
+            pkey = self.gap_key(req, rendered, cut_fractions, cue, candidates, trace)
+            if pkey in todo or self.cache.get("probe", pkey) is not None:
+                continue
+            hit = self.cache.get("gen", self.gen_key(req, rendered))
+            if hit is not None:
+                todo[pkey] = self.stored_trace_probe(req, rendered, generation_from_json(hit), cut_fractions, trace)
+        if todo:
+            for pkey, scores in zip(todo, self.probe_many(list(todo.values()), cue, candidates)):
+                self.cache.put("probe", pkey, [scores_to_json(s) for s in scores])
 
     def close(self) -> None:
         self.cache.close()

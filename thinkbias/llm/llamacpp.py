@@ -27,9 +27,11 @@ Generation always starts from an empty KV cache (no prefix reuse across requests
 never depends on which request ran before it: greedy output is identical across runs and orders,
 and sampled output depends only on the request's own seed (a fresh sampler per request).
 
-With ``extra.n_parallel`` > 1, ``generate`` and ``generate_and_probe_many`` decode that many
-requests together in a second context (``thinkbias.llm.llamacpp_batch``); ``score`` and ``probe``
-stay on this one. The default, 1, is the sequential path above.
+With ``extra.n_parallel`` > 1, ``generate``, ``generate_and_probe_many`` and
+``generate_and_score_many`` decode that many requests together in a second context
+(``thinkbias.llm.llamacpp_batch``), and ``score_many`` / ``probe_many`` evaluate that many
+requests' prompts in shared decode calls there; a single ``score`` or ``probe`` stays on this one.
+The default, 1, is the sequential path above.
 """
 
 from __future__ import annotations
@@ -153,7 +155,6 @@ class LlamaCppEngine(CachedEngine):
         self._cand_cache: dict[str, dict[str, tuple[int, ...]]] = {}
         self._prefilled = 0  # leading KV cells computed by batched evaluation (not by decoding)
         self.n_parallel = n_parallel(spec)
-        self._batched_trace = "thinking"  # what the batched decoder's fused probes cut (fused_probes)
         self.batched = None  # n_parallel > 1: generation runs there (thinkbias.llm.llamacpp_batch)
         if self.n_parallel > 1:
             from thinkbias.llm.llamacpp_batch import BatchedDecoder
@@ -245,7 +246,7 @@ class LlamaCppEngine(CachedEngine):
         self.llm.eval(rest)
         if common <= self._prefilled:
             self._prefilled = len(tokens)
-        self._count(prompt_tokens=len(rest))
+        self._count(prompt_tokens=len(rest), probe_tokens=len(rest))
 
     def last_logits(self) -> np.ndarray:
         """Next-token logits after the last evaluated token."""
@@ -354,16 +355,50 @@ class LlamaCppEngine(CachedEngine):
         self._count(requests=1)
         return [out[c] for c in cuts]
 
-    def _probe_uncached(self, request, rendered, trace, cuts, cue, candidates) -> list[CandidateScores]:
+    def _probe_prefix(self, rendered: str, trace: str, cuts: Sequence[int]) -> Callable[[int], list[int]]:
+        """``cut -> prompt + trace[:cut tokens]`` of a probe (cuts checked against the trace)."""
         prompt = self.tokenize_prompt(rendered)
         trace_tokens = self.tokenize_text(trace, special=False)  # as count_tokens: cuts index these
         bad = [c for c in cuts if not 0 <= c <= len(trace_tokens)]
         if bad:
             raise ValueError(f"cuts {bad} outside the trace's {len(trace_tokens)} tokens")
+        return lambda c: prompt + trace_tokens[:c]
+
+    def _probe_uncached(self, request, rendered, trace, cuts, cue, candidates) -> list[CandidateScores]:
         # keep the prefix of prompt + trace the KV cache already holds from a batched evaluation
         # (the generation's prompt, an earlier probe or score of the same prompt): only the tokens
         # after it are evaluated, and the result equals a probe from an empty cache exactly
-        return self.probe_tokens(lambda c: prompt + trace_tokens[:c], cuts, cue, candidates)
+        return self.probe_tokens(self._probe_prefix(rendered, trace, cuts), cuts, cue, candidates)
+
+    def _score_many_uncached(self, items, candidates, done) -> None:
+        if self.batched is None:
+            super()._score_many_uncached(items, candidates, done)
+            return
+        ids = self.candidate_ids(candidates)
+
+        def scored(j: int, logits: list[np.ndarray]) -> None:
+            self._count(requests=1)
+            done(j, scores_from_logits(logits[0], ids))
+
+        self.batched.evaluate_many([[self.tokenize_prompt(rendered)] for _, rendered in items], scored)
+
+    def _probe_many_uncached(self, items, cue, candidates, done) -> None:
+        if self.batched is None:
+            super()._probe_many_uncached(items, cue, candidates, done)
+            return
+        ids, cue_tokens = self.candidate_ids(candidates), self.tokenize_text(cue)
+        deepest_first = [sorted(set(cuts), reverse=True) for _, _, _, cuts in items]
+        targets = []
+        for (_, rendered, trace, cuts), order in zip(items, deepest_first):
+            prefix = self._probe_prefix(rendered, trace, cuts)
+            targets.append([prefix(c) + cue_tokens for c in order])
+
+        def probed(j: int, logits: list[np.ndarray]) -> None:
+            by_cut = {c: scores_from_logits(row, ids) for c, row in zip(deepest_first[j], logits)}
+            self._count(requests=1)
+            done(j, [by_cut[c] for c in items[j][3]])
+
+        self.batched.evaluate_many(targets, probed)
 
     def _generate_and_probe_uncached(self, request, rendered, cut_fractions, cue, candidates, trace="thinking"):
         prompt = self.tokenize_prompt(rendered)
@@ -384,18 +419,13 @@ class LlamaCppEngine(CachedEngine):
         cue: str,
         candidates: Mapping[str, Sequence[str]],
         evaluate: Callable[[list[int]], np.ndarray] | None = None,
-        trace: str | None = None,
+        trace: str = "thinking",
     ) -> list[CandidateScores]:
-        """Probe the trace (``thinking_token_span``; default: the trace of the batched run under
-        way, else the thinking trace) of a generation just made, on the KV cells it left (deepest
+        """Probe the trace (``thinking_token_span``: ``thinking`` or ``text``) of a generation just
+        made, on the KV cells it left (deepest
         cut first; ``evaluate``: see ``probe_tokens``)."""
         k0, k1 = thinking_token_span(
-            text,
-            pieces,
-            self.spec.think_open,
-            self.spec.think_close,
-            self._opened(rendered),
-            trace or self._batched_trace,
+            text, pieces, self.spec.think_open, self.spec.think_close, self._opened(rendered), trace
         )
         cuts = fraction_cuts(cut_fractions, k1 - k0)
         return self.probe_tokens(
@@ -405,16 +435,43 @@ class LlamaCppEngine(CachedEngine):
     def batches_generation(self) -> bool:
         return self.batched is not None
 
+    def scores_after_generation(self) -> bool:
+        return True
+
     def _generate_and_probe_many_uncached(self, items, cut_fractions, cue, candidates, done, trace="thinking") -> None:
         if self.batched is None:
             super()._generate_and_probe_many_uncached(items, cut_fractions, cue, candidates, done, trace)
             return
-        probe = (cut_fractions, cue, candidates)
-        self._batched_trace = trace  # the batched decoder's probes call fused_probes without a trace
-        try:
-            self.batched.run(items, lambda j, gen, scores: done(j, gen, scores), probe=probe)
-        finally:
-            self._batched_trace = "thinking"
+
+        def probes(j: int, seq, gen: Generation, evaluate) -> list[CandidateScores]:
+            stream = seq.stream
+            return self.fused_probes(
+                seq.rendered,
+                seq.prompt,
+                stream.tokens,
+                stream.pieces,
+                gen.text,
+                cut_fractions,
+                cue,
+                candidates,
+                evaluate=evaluate,
+                trace=trace,
+            )
+
+        self.batched.run(items, done, after=probes)
+
+    def _generate_and_score_many_uncached(self, items, score_items, candidates, done) -> None:
+        if self.batched is None:
+            super()._generate_and_score_many_uncached(items, score_items, candidates, done)
+            return
+        ids = self.candidate_ids(candidates)
+
+        def score(j: int, seq, gen: Generation, evaluate) -> CandidateScores:
+            # the scored prompt extends the generation's: its cells are kept, only the rest evaluated
+            self._count(requests=1)
+            return scores_from_logits(evaluate(self.tokenize_prompt(score_items[j][1])), ids)
+
+        self.batched.run(items, done, after=score)
 
     def close(self) -> None:
         try:

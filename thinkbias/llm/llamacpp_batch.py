@@ -14,37 +14,51 @@ sampled right after; the prompt's leading tokens that a running sequence's promp
 system prompt, a study's instructions) are not prefilled again but copied from that sequence's KV
 stream (``llama_memory_seq_cp``, then truncated), since a cell's numbers depend only on the tokens
 before it. A finished request is handed to the caller before the next one starts (the
-engine stores it in the cache then, so a kill loses only the sequences in flight). With probes
-(``generate_and_probe_many``), a finished sequence is probed on its own KV cells first: deepest cut
-first, each cut truncating the sequence's cells (``llama_memory_seq_rm`` on its seq_id) to the
-longest prefix they share with ``prompt + trace[:cut] + cue`` and evaluating the rest.
+engine stores it in the cache then, so a kill loses only the sequences in flight). A caller's
+``after`` hook reads a finished sequence's own KV cells first, through ``logits_after``: that
+truncates the sequence's cells (``llama_memory_seq_rm`` on its seq_id) to the longest prefix they
+share with the tokens asked for and evaluates the rest. ``generate_and_probe_many`` probes each
+trace there (deepest cut first, ``prompt + trace[:cut] + cue``), ``generate_and_score_many`` scores
+its second prompt there (the generation's prompt + a cue: only the cue is evaluated).
 
-The engine's own context, untouched by this path, still serves ``score`` and ``probe``, so those stay
-exactly what they are with ``n_parallel = 1``. Memory: the KV cache of ``n_parallel x n_ctx``
-cells (docs/engine.md). Results are numerically equivalent to sequential decoding, not bitwise
-(a token decoded in a batch of 8 goes through other matrix shapes than one decoded alone): see the
-determinism policy in docs/engine.md.
+``logits_after_many`` is the same for many sequences at once: the tokens every sequence still needs
+go into shared ``llama_decode`` calls. ``score_many`` and ``probe_many`` of a batched engine (scores
+and probes of many requests, e.g. of traces generated earlier) run there, ``n_parallel`` requests at
+a time. The engine's own context, untouched by this path, still serves single ``score`` and
+``probe`` calls, so those stay exactly what they are with ``n_parallel = 1``. Memory: the KV cache
+of ``n_parallel x n_ctx`` cells (docs/engine.md). Results are numerically equivalent to sequential
+decoding, not bitwise (a token decoded in a batch of 8 goes through other matrix shapes than one
+decoded alone): see the determinism policy in docs/engine.md.
 """
 
 from __future__ import annotations
 
 from collections import deque
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Callable, Sequence
 
 import numpy as np
 
-from thinkbias.llm.types import CandidateScores, Generation, Request
+from thinkbias.llm.types import Generation, Request
 
 if TYPE_CHECKING:
     from thinkbias.llm.llamacpp import LlamaCppEngine, TokenStream
 
-Probe = tuple[Sequence[float], str, Mapping[str, Sequence[str]]]  # cut fractions, cue, candidates
-Finished = Callable[[int, Generation, "list[CandidateScores] | None"], None]
+Evaluate = Callable[[list[int]], np.ndarray]  # tokens a sequence's cells must hold -> next-token logits
+After = Callable[[int, "InFlight", Generation, Evaluate], object]  # (j, sequence, generation, evaluate) -> extra
+Finished = Callable[[int, Generation, object], None]  # (j, generation, what ``after`` returned or None)
 # Shortest shared prompt prefix copied from another sequence's KV stream instead of prefilled: a
 # copy moves the whole stream (n_ctx cells; 47 MB for the embedded model at n_ctx 2048, a few ms),
 # which costs less than prefilling about 16 tokens on a CPU.
 MIN_SHARED_PREFIX = 16
+
+
+@dataclass
+class Slot:
+    """A sequence used for scoring or probing only: its seq_id and the tokens its KV cells hold."""
+
+    seq_id: int
+    cells: list[int] = field(default_factory=list)
 
 
 @dataclass
@@ -139,22 +153,60 @@ class BatchedDecoder:
         self._seq_rm(self.memory, seq.seq_id, n, -1)
         seq.cells = list(seq.prompt[:n])
 
-    def logits_after(self, seq: InFlight, tokens: list[int]) -> np.ndarray:
+    def logits_after(self, seq: "Slot | InFlight", tokens: list[int]) -> np.ndarray:
         """Next-token logits once the sequence's cells hold exactly ``tokens``: the longest common
         prefix is kept (the last token re-evaluated when all are there), the rest truncated and
         evaluated, as ``LlamaCppEngine.eval_prefix(reuse_decoded=True)`` does on the engine's cache."""
-        self.engine._check_len(len(tokens))
-        have = seq.cells
-        m = min(len(have), len(tokens))
-        common = next((k for k in range(m) if have[k] != tokens[k]), m)
-        common = min(common, len(tokens) - 1)
-        self._seq_rm(self.memory, seq.seq_id, common, -1)
-        del seq.cells[common:]
-        rest = tokens[common:]
-        self._extend(seq, rest)
-        self.engine._count(prompt_tokens=len(rest))
-        ptr = self.ctx.get_logits_ith(-1)
-        return np.ctypeslib.as_array(ptr, shape=(self.n_vocab,)).copy()
+        return self.logits_after_many([(seq, tokens)])[0]
+
+    def logits_after_many(self, targets: Sequence[tuple["Slot | InFlight", list[int]]]) -> list[np.ndarray]:
+        """``logits_after`` for several sequences (distinct seq_ids) at once: what each one still
+        needs is evaluated in shared ``llama_decode`` calls of up to ``n_batch`` tokens."""
+        entries: list[tuple[int, int, int, bool]] = []
+        for seq, tokens in targets:
+            self.engine._check_len(len(tokens))
+            have = seq.cells
+            m = min(len(have), len(tokens))
+            common = next((k for k in range(m) if have[k] != tokens[k]), m)
+            common = min(common, len(tokens) - 1)
+            self._seq_rm(self.memory, seq.seq_id, common, -1)
+            del seq.cells[common:]
+            rest = tokens[common:]
+            entries += [(t, common + k, seq.seq_id, k == len(rest) - 1) for k, t in enumerate(rest)]
+            seq.cells.extend(rest)
+        self.engine._count(prompt_tokens=len(entries), probe_tokens=len(entries))
+        logits: dict[int, np.ndarray] = {}
+        for start in range(0, len(entries), self.n_batch):
+            chunk = entries[start : start + self.n_batch]
+            self._decode(chunk)
+            for i, (_, _, seq_id, last) in enumerate(chunk):
+                if last:
+                    ptr = self._logits_ith(self.ctx.ctx, i)
+                    logits[seq_id] = np.ctypeslib.as_array(ptr, shape=(self.n_vocab,)).copy()
+        return [logits[seq.seq_id] for seq, _ in targets]
+
+    def evaluate_many(
+        self, targets: Sequence[Sequence[list[int]]], done: Callable[[int, list[np.ndarray]], None]
+    ) -> None:
+        """For each item, the next-token logits after each of its token lists in turn (a probe's
+        cuts, deepest first; a score's one prompt), ``n_parallel`` items at a time, each in its own
+        sequence: round r evaluates every item's r-th list in shared decode calls, keeping the
+        prefix its cells already hold. ``done(j, logits)`` as each group of items finishes."""
+        for g0 in range(0, len(targets), self.n_parallel):
+            group = list(range(g0, min(g0 + self.n_parallel, len(targets))))
+            slots = {j: Slot(k) for k, j in enumerate(group)}
+            out: dict[int, list[np.ndarray]] = {j: [] for j in group}
+            try:
+                for r in range(max(len(targets[j]) for j in group)):
+                    live = [j for j in group if r < len(targets[j])]
+                    logits = self.logits_after_many([(slots[j], list(targets[j][r])) for j in live])
+                    for j, row in zip(live, logits):
+                        out[j].append(row)
+            finally:
+                for slot in slots.values():
+                    self._clear(slot.seq_id)
+            for j in group:
+                done(j, out[j])
 
     # -- one sequence's decoding rules (those of LlamaCppEngine.generate_tokens) --------------
     def _advance(self, seq: InFlight, idx: int) -> bool:
@@ -201,33 +253,21 @@ class BatchedDecoder:
         eng._count(prompt_tokens=len(rest))
         return seq
 
-    def _finish(self, seq: InFlight, probe: Probe | None, finished: Finished) -> None:
+    def _finish(self, seq: InFlight, after: After | None, finished: Finished) -> None:
         eng, stream = self.engine, seq.stream
         eng._count(generated_tokens=len(stream.tokens), requests=1)
         text = stream.final_text()
         gen = eng._make_generation(seq.request, seq.rendered, len(seq.prompt), stream.tokens, text, seq.finish)
-        scores = None
-        if probe is not None:
-            fractions, cue, candidates = probe
-            scores = eng.fused_probes(
-                seq.rendered,
-                seq.prompt,
-                stream.tokens,
-                stream.pieces,
-                text,
-                fractions,
-                cue,
-                candidates,
-                evaluate=lambda tokens: self.logits_after(seq, tokens),
-            )
+        extra = None if after is None else after(seq.j, seq, gen, lambda tokens: self.logits_after(seq, tokens))
         self._clear(seq.seq_id)
-        finished(seq.j, gen, scores)
+        finished(seq.j, gen, extra)
 
     # -- the loop -----------------------------------------------------------------------------
-    def run(self, items: Sequence[tuple[Request, str]], finished: Finished, probe: Probe | None = None) -> None:
+    def run(self, items: Sequence[tuple[Request, str]], finished: Finished, after: After | None = None) -> None:
         """Generate every (request, rendered), ``n_parallel`` at a time, calling
-        ``finished(j, generation, scores)`` as each one finishes (``scores``: the fused probes of
-        ``probe`` = (cut fractions, cue, candidates), or None)."""
+        ``finished(j, generation, extra)`` as each one finishes; ``extra`` is what
+        ``after(j, sequence, generation, evaluate)`` returned on the sequence's KV cells before they
+        were cleared (e.g. its fused probes), or None without ``after``."""
         queue = deque(range(len(items)))
         free = deque(range(self.n_parallel))
         running: dict[int, InFlight] = {}
@@ -237,7 +277,7 @@ class BatchedDecoder:
                     j = queue.popleft()
                     seq = self._start(j, items[j][0], items[j][1], free.popleft(), list(running.values()))
                     if self._advance(seq, -1):
-                        self._finish(seq, probe, finished)
+                        self._finish(seq, after, finished)
                         free.append(seq.seq_id)
                     else:
                         running[seq.seq_id] = seq
@@ -255,7 +295,7 @@ class BatchedDecoder:
                         done.append(seq)
                 for seq in done:
                     del running[seq.seq_id]
-                    self._finish(seq, probe, finished)
+                    self._finish(seq, after, finished)
                     free.append(seq.seq_id)
         finally:
             for seq_id in range(self.n_parallel):

@@ -142,8 +142,8 @@ class Engine(Protocol):
     """What every backend offers. One engine instance = one loaded model for a whole job."""
 
     spec: ModelSpec
-    # counters of the work done by this process: generated_tokens, prompt_tokens, requests, cache_hits,
-    # retries, retry_wait_s, awaited, taken_over
+    # counters of the work done by this process: generated_tokens, prompt_tokens, probe_tokens, requests,
+    # cache_hits, retries, retry_wait_s, awaited, taken_over
     stats: EngineStats
 
     def generate(
@@ -181,6 +181,34 @@ class Engine(Protocol):
         cuts ``floor(f * n + 1/2)`` (n = tokens of ``Generation.thinking``, or of ``Generation.text``
         with ``trace="text"``), reusing the state left by generation where the backend can. Scores
         follow ``cut_fractions`` order."""
+        ...
+
+    def score_many(self, requests: Sequence[Request], candidates: dict[str, Sequence[str]]) -> list[CandidateScores]:
+        """``score`` of each request; batching backends evaluate them together."""
+        ...
+
+    def probe_many(
+        self,
+        probes: Sequence[tuple[Request, str, Sequence[int]]],
+        cue: str,
+        candidates: dict[str, Sequence[str]],
+    ) -> list[list[CandidateScores]]:
+        """``probe`` of each (request, trace, cuts); batching backends evaluate them together."""
+        ...
+
+    def generate_and_score_many(
+        self,
+        requests: Sequence[Request],
+        score_requests: Sequence[Request],
+        candidates: dict[str, Sequence[str]],
+        on_result: Callable[[int, Generation], None] | None = None,
+    ) -> list[tuple[Generation, CandidateScores]]:
+        """``generate(requests)`` with ``score(score_requests[i])`` for each; on llama.cpp each score
+        runs as its generation finishes, reusing the shared prompt's KV cells."""
+        ...
+
+    def scores_after_generation(self) -> bool:
+        """Whether scores and probes run as each generation finishes, on its KV cells (llama.cpp)."""
         ...
 
     def count_tokens(self, text: str) -> int:

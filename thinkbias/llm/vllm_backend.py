@@ -240,17 +240,39 @@ class VllmEngine(CachedEngine):
         )
 
     def _score_uncached(self, request, rendered, candidates) -> CandidateScores:
-        out = self._run([self._encode(rendered)], [score_kwargs()])[0].outputs[0]
-        return scores_from_vllm_logprobs(out.logprobs[0], self._cand_ids(candidates))
+        return self._probe_prompts_scores([self._encode(rendered)], candidates)[0]
 
     def _probe_prompts_scores(self, prompts: list[list[int]], candidates) -> list[CandidateScores]:
+        """Scores after each prompt, in batches of ``batch_size`` (prefix caching shares prefixes)."""
         ids = self._cand_ids(candidates)
-        outs = self._run(prompts, [score_kwargs()] * len(prompts))
-        return [scores_from_vllm_logprobs(o.outputs[0].logprobs[0], ids) for o in outs]
+        out = []
+        for start in range(0, len(prompts), self.batch_size):
+            chunk = prompts[start : start + self.batch_size]
+            outs = self._run(chunk, [score_kwargs()] * len(chunk))
+            self._count(probe_tokens=sum(len(p) for p in chunk))
+            out += [scores_from_vllm_logprobs(o.outputs[0].logprobs[0], ids) for o in outs]
+        return out
 
     def _probe_uncached(self, request, rendered, trace, cuts, cue, candidates):
         prompts = probe_prompts(self._encode(rendered), self._encode(trace), cuts, self._encode(cue))
         return self._probe_prompts_scores(prompts, candidates)
+
+    def _score_many_uncached(self, items, candidates, done) -> None:
+        for j, sc in enumerate(self._probe_prompts_scores([self._encode(r) for _, r in items], candidates)):
+            done(j, sc)
+
+    def _probe_many_uncached(self, items, cue, candidates, done) -> None:
+        """Every cut of every trace in the same batches."""
+        cue_ids, prompts, owners = self._encode(cue), [], []
+        for j, (_, rendered, trace, cuts) in enumerate(items):
+            for p in probe_prompts(self._encode(rendered), self._encode(trace), cuts, cue_ids):
+                prompts.append(p)
+                owners.append(j)
+        grouped: list[list[CandidateScores]] = [[] for _ in items]
+        for j, sc in zip(owners, self._probe_prompts_scores(prompts, candidates)):
+            grouped[j].append(sc)
+        for j, scores in enumerate(grouped):
+            done(j, scores)
 
     def _generate_and_probe_uncached(self, request, rendered, cut_fractions, cue, candidates, trace="thinking"):
         prompt = self._encode(rendered)
