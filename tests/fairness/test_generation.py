@@ -182,3 +182,27 @@ def test_probe_tokens_attributed_per_request_or_shared_after_a_batch():
     # a batched engine probes after the batch: the first report carries all the work
     assert _attribute([80, 0, 0], [4, 2, 2], as_reported=False) == [40, 20, 20]
     assert _attribute([100, 0, 0], [1, 1, 1], as_reported=False) == [33, 33, 34]
+
+
+def test_batched_engine_gives_the_sequential_arms_and_scores_only_the_cue(engine, embedded_model, prompts):
+    """With ``extra.n_parallel`` > 1 both arms give the sequential engine's answers and P(Yes); the
+    nothink scores are read on each sequence's own cells, so only the answer cue is evaluated (before,
+    the score prefilled the whole prompt again on the engine's own context)."""
+    from dataclasses import replace
+
+    from thinkbias.llm import open_engine
+
+    Ks = [2, 4]
+    spec = replace(engine.spec, extra={**engine.spec.extra, "n_parallel": 2})
+    with open_engine(spec, None, n_threads=2) as batched:
+        assert batched.batches_generation()
+        for arm in ("nothink", "think"):
+            gens, probes = generate_and_probe_arm(batched, prompts, arm, 4, 4, Ks)
+            ref_gens, ref_probes = generate_and_probe_arm(engine, prompts, arm, 4, 4, Ks)
+            pd.testing.assert_frame_equal(gens, ref_gens)
+            cols = [c for c in probes.columns if probes[c].dtype.kind == "f"]
+            assert (probes[cols] - ref_probes[cols]).abs().max().max() < 1e-4, arm
+        n_cue = engine.count_tokens(ANSWER_CUE)
+        _, nothink = generate_and_probe_arm(batched, prompts.assign(user=prompts["user"] + " "), "nothink", 4, 4, Ks)
+    # the cue and the prompt tokens its first token merges with, as sequentially (test above)
+    assert (nothink["probe_tokens_evaluated"] <= n_cue + 2).all() and nothink["probe_tokens_evaluated"].sum() > 0
