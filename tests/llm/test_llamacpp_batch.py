@@ -222,12 +222,12 @@ def test_shared_prompt_prefix_is_copied_not_prefilled(batch_engine, spec):
 
 
 def _count_decodes(engine) -> list[int]:
-    """Wrap the batched decoder's ``llama_decode`` calls: the list gets each call's token count."""
+    """Wrap the batched decoder's ``llama_decode`` calls: the list gets each call's number of sequences."""
     dec, calls = engine.batched, []
     real = dec._decode
 
     def counting(entries):
-        calls.append(len(entries))
+        calls.append(len({seq_id for _, _, seq_id, _ in entries}))
         return real(entries)
 
     dec._decode = counting
@@ -237,9 +237,8 @@ def _count_decodes(engine) -> list[int]:
 def test_scores_and_probes_of_many_requests_share_decode_calls(spec, fresh_engine):
     """``score_many`` and ``probe_many`` on a batched engine evaluate several requests' prompts in
     the same ``llama_decode`` calls (one sequence each); the results equal the sequential engine's
-    single ``score`` / ``probe`` calls within float tolerance, and a second call is served from the cache."""
-    import numpy as np
-
+    single ``score`` / ``probe`` calls bit for bit (with sequences of unequal remainders mixed in one
+    call they did not: up to 0.01 apart), and a second call is served from the cache."""
     reqs = [Request.chat(f"{QUESTION} (case {i})", prefill="Answer:") for i in range(5)]
     traces = [f" The person is {40 + i} and works long hours, so" for i in range(5)]
     cuts = [[0, 3, 9], [9, 0], [5], [0], [2, 6]]
@@ -254,16 +253,16 @@ def test_scores_and_probes_of_many_requests_share_decode_calls(spec, fresh_engin
         assert eng.score_many(reqs, YES_NO) == scores
         assert eng.probe_many(list(zip(reqs, traces, cuts)), CUE, YES_NO) == probes
         assert eng.stats.prompt_tokens == before[0] and eng.stats.cache_hits == before[1] + 10
-    assert n_score_calls == 2  # 5 prompts on 3 slots: two groups, one decode each
-    assert n_probe_calls == 3 + 2  # per group, one decode per round: as many as its most cuts
-    for req, s in zip(reqs, scores):
-        want = ref.score(req, YES_NO)
-        assert np.allclose([s.probs["Yes"], s.probs["No"]], [want.probs["Yes"], want.probs["No"]], atol=1e-4)
+    assert calls[:n_score_calls] == [3, 2]  # 5 prompts of one length on 3 slots: two decodes
+    # 11 evaluations (one per distinct cut) in fewer decodes, several sequences in some of them
+    probe_calls = calls[n_score_calls:]
+    assert len(probe_calls) == n_probe_calls < sum(len(set(c)) for c in cuts) and max(probe_calls) > 1
+    # several sequences in one decode give each one's numbers bit for bit
+    assert scores == [ref.score(req, YES_NO) for req in reqs]
     for req, trace, cs, got in zip(reqs, traces, cuts, probes):
         want = ref.probe(req, trace, cs, CUE, YES_NO)
         assert len(got) == len(cs)
-        for g, w in zip(got, want):
-            assert abs(g.probs["Yes"] - w.probs["Yes"]) < 1e-4 and abs(g.outside_mass - w.outside_mass) < 1e-4
+        assert got == want  # bit for bit
 
 
 def test_generate_and_score_many_scores_on_each_sequences_cells(spec, fresh_engine):
@@ -291,3 +290,26 @@ def test_generate_and_score_many_scores_on_each_sequences_cells(spec, fresh_engi
     for (_, s), (_, w) in zip(pairs, seq_pairs):
         assert abs(s.probs["Yes"] - w.probs["Yes"]) < 1e-4
     assert [s for _, s in again] == [s for _, s in pairs] and all(g.cached for g, _ in again)
+
+
+def test_probes_of_cached_traces_run_together(spec, fresh_engine):
+    """``generate_and_probe_many`` over generations cached without these probes (new depths, e.g.
+    a depth probe switched on after a run) probes the stored traces with ``probe_many``: nothing is
+    generated, the traces share decode calls, and the probes equal, bit for bit, the sequential
+    engine's, which probes each stored trace on its own."""
+    reqs = [think_request(spec, i, max_tokens=16 + 4 * i) for i in range(4)]
+    ref = fresh_engine()
+    with open_engine(batched(spec, 4), None, n_threads=1) as eng:
+        eng.generate(reqs)
+        ref.generate(reqs)
+        calls = _count_decodes(eng)
+        before = eng.stats.generated_tokens
+        got = eng.generate_and_probe_many(reqs, [0.0, 0.5, 1.0], CUE, YES_NO)
+        assert eng.stats.generated_tokens == before
+    # 12 evaluations (4 traces x 3 cuts) in fewer decodes: the prefills (of unequal lengths) one by
+    # one, the cue rounds of equal remainders together
+    assert len(calls) < 12 and max(calls) > 1, calls
+    want = ref.generate_and_probe_many(reqs, [0.0, 0.5, 1.0], CUE, YES_NO)
+    for (g, scores), (wg, wscores) in zip(got, want):
+        assert g.text == wg.text and len(scores) == 3
+        assert scores == wscores  # bit for bit
