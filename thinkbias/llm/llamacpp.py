@@ -422,8 +422,7 @@ class LlamaCppEngine(CachedEngine):
         trace: str = "thinking",
     ) -> list[CandidateScores]:
         """Probe the trace (``thinking_token_span``: ``thinking`` or ``text``) of a generation just
-        made, on the KV cells it left (deepest
-        cut first; ``evaluate``: see ``probe_tokens``)."""
+        made, on the KV cells it left (deepest cut first; ``evaluate``: see ``probe_tokens``)."""
         k0, k1 = thinking_token_span(
             text, pieces, self.spec.think_open, self.spec.think_close, self._opened(rendered), trace
         )
