@@ -136,7 +136,7 @@ class _ProbeCounter:
     def __init__(self, engine):
         self.engine, self.last = engine, _evaluated(engine)
 
-    def take(self, g) -> int:
+    def take(self) -> int:
         now = _evaluated(self.engine)
         spent, self.last = now - self.last, now
         return spent
@@ -199,7 +199,7 @@ def generate_and_probe_arm(
             n_ans = engine.count_tokens(ANSWER_CUE)
 
             def scored(i, g):
-                spent[i] = counter.take(g)
+                spent[i] = counter.take()
                 progress.update(g)
 
             score_reqs = [Request.chat(q.messages[-1][1], prefill=q.prefill + ANSWER_CUE) for q in reqs]
@@ -239,7 +239,7 @@ def generate_and_probe_arm(
         counter, spent = _ProbeCounter(engine), [0] * len(reqs)
 
         def done(i, g):
-            spent[i] = counter.take(g)
+            spent[i] = counter.take()
             progress.update(g)
 
         pairs = engine.generate_and_probe_many(reqs, [float(f) for f in fractions], cue, YES_NO, on_result=done)
