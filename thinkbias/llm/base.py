@@ -680,6 +680,8 @@ class CachedEngine:
         def from_cache(req: Request, rendered: str, value) -> tuple[Generation, list[CandidateScores]]:
             gen = generation_from_json(value)
             pkey = self.gap_key(req, rendered, cut_fractions, cue, candidates, trace)
+            if pkey in probed_now:
+                return gen, probed_now[pkey]
             p_hit = self.cache.get("probe", pkey)
             if p_hit is not None:
                 self._count(cache_hits=1)
@@ -702,7 +704,7 @@ class CachedEngine:
 
             self._generate_and_probe_many_uncached(items, cut_fractions, cue, candidates, stored, trace)
 
-        self._probe_cached_generations(requests, cut_fractions, cue, candidates, trace)
+        probed_now = self._probe_cached_generations(requests, cut_fractions, cue, candidates, trace)
         return self._through_generation_cache(requests, from_cache, run, on_result, lambda pair: pair[0])
 
     def _probe_cached_generations(
@@ -712,10 +714,10 @@ class CachedEngine:
         cue: str,
         candidates: Mapping[str, Sequence[str]],
         trace: str,
-    ) -> None:
+    ) -> dict[str, list[CandidateScores]]:
         """The probes of the cached generations among ``requests`` that have none cached yet, run
-        together by ``probe_many`` (a batching engine: ``n_parallel`` traces at a time) and stored
-        under their ``gap_key``, where ``generate_and_probe_many`` then finds them."""
+        together by ``probe_many`` (a batching engine: ``n_parallel`` traces at a time; vLLM: one
+        batch) and stored under their ``gap_key``; returned by that key."""
         todo: dict[str, tuple[Request, str, list[int]]] = {}
         for req in requests:
             rendered = self.render(req)
@@ -725,9 +727,10 @@ class CachedEngine:
             hit = self.cache.get("gen", self.gen_key(req, rendered))
             if hit is not None:
                 todo[pkey] = self.stored_trace_probe(req, rendered, generation_from_json(hit), cut_fractions, trace)
-        if todo:
-            for pkey, scores in zip(todo, self.probe_many(list(todo.values()), cue, candidates)):
-                self.cache.put("probe", pkey, [scores_to_json(s) for s in scores])
+        probed = dict(zip(todo, self.probe_many(list(todo.values()), cue, candidates))) if todo else {}
+        for pkey, scores in probed.items():
+            self.cache.put("probe", pkey, [scores_to_json(s) for s in scores])
+        return probed
 
     def close(self) -> None:
         self.cache.close()

@@ -294,39 +294,22 @@ class VllmEngine(CachedEngine):
 
     def generate_and_probe_many(self, requests, cut_fractions, cue, candidates, on_result=None, trace="thinking"):
         """Batched: every generation in one ``generate`` (cached per request), then the probes of all
-        uncached traces in one batch (prefix caching shares each trace's prefix across its cuts)."""
-        from thinkbias.llm.base import scores_from_json, scores_to_json
+        uncached traces in one batch (``probe_many``; prefix caching shares each trace's prefix
+        across its cuts)."""
+        from thinkbias.llm.base import scores_from_json
 
         gens = self.generate(requests)
-        results: list = [None] * len(requests)
-        prompts, owners = [], []
-        cue_ids = self._encode(cue)
+        probed_now = self._probe_cached_generations(requests, cut_fractions, cue, candidates, trace)
+        results = []
         for i, (req, gen) in enumerate(zip(requests, gens)):
-            rendered = self.render(req)
-            key = self.gap_key(req, rendered, cut_fractions, cue, candidates, trace)
-            hit = self.cache.get("probe", key)
-            if hit is not None:
+            key = self.gap_key(req, self.render(req), cut_fractions, cue, candidates, trace)
+            if key in probed_now:
+                results.append((gen, probed_now[key]))
+            else:
                 self._count(cache_hits=1)
-                results[i] = (gen, [scores_from_json(d) for d in hit])
-                continue
-            probe_req, text, cuts = self.stored_trace_probe(req, rendered, gen, cut_fractions, trace)
-            trace_ids = self._encode(text)
-            for p in probe_prompts(self._encode(self.render(probe_req)), trace_ids, cuts, cue_ids):
-                prompts.append(p)
-                owners.append((i, key))
-        if prompts:
-            scores = self._probe_prompts_scores(prompts, candidates)
-            grouped: dict[int, list] = {}
-            keys: dict[int, str] = {}
-            for (i, key), sc in zip(owners, scores):
-                grouped.setdefault(i, []).append(sc)
-                keys[i] = key
-            for i, scs in grouped.items():
-                self.cache.put("probe", keys[i], [scores_to_json(x) for x in scs])
-                results[i] = (gens[i], scs)
-        for i in range(len(requests)):
+                results.append((gen, [scores_from_json(d) for d in self.cache.get("probe", key)]))
             if on_result:
-                on_result(i, results[i][0])
+                on_result(i, gen)
         return results
 
     def close(self) -> None:
