@@ -106,6 +106,9 @@ def main() -> None:
     if args.tiny:
         vars(args).update(TINY)
 
+    from thinkbias.llm.llamacpp_backends import load_cpu_backends
+
+    load_cpu_backends()
     from llama_cpp import Llama
 
     from thinkbias.fairness.cdpg import depth_fractions, union_cuts

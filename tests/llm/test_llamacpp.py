@@ -75,7 +75,7 @@ def test_score_normalised_and_matches_independent_softmax(engine, spec):
     assert sum(s.probs.values()) == pytest.approx(1.0, abs=1e-12)
     assert 0.0 <= s.outside_mass < 1.0
     # independent: llama-cpp-python's own full-logits path (logits_all) on the same tokens
-    from llama_cpp import Llama
+    from llama_cpp import Llama  # the engine fixture loaded the CPU backend
 
     ref = Llama(spec.weights, n_ctx=512, logits_all=True, verbose=False, n_threads=1)
     toks = engine.tokenize_prompt(engine.render(req))

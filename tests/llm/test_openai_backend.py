@@ -223,7 +223,8 @@ def free_port() -> int:
 
 
 class LocalServer:
-    """``python -m llama_cpp.server`` on the embedded model; stop() and start() simulate a crash."""
+    """llama-cpp-python's server (``thinkbias.llm.llamacpp_server``) on the embedded model; stop() and
+    start() simulate a crash."""
 
     def __init__(self, model: str, port: int):
         self.model, self.port, self.proc = model, port, None
@@ -233,7 +234,7 @@ class LocalServer:
             [
                 sys.executable,
                 "-m",
-                "llama_cpp.server",
+                "thinkbias.llm.llamacpp_server",
                 "--model",
                 self.model,
                 "--host",

@@ -122,6 +122,9 @@ class LlamaCppEngine(CachedEngine):
 
     def __init__(self, spec: ModelSpec, cache_dir: str | Path | None, n_threads: int | None = None):
         super().__init__(spec, cache_dir)
+        from thinkbias.llm.llamacpp_backends import load_cpu_backends
+
+        load_cpu_backends()
         from llama_cpp import Llama
 
         if not spec.weights or not Path(spec.weights).exists():

@@ -1,0 +1,102 @@
+"""Load llama.cpp's CPU backend for this CPU, and say which build a run used.
+
+The project's llama-cpp-python wheel (``thinkbias.build.llamacpp_wheel``) ships one CPU backend per
+x86-64 instruction-set level as ``llama_cpp/lib/libggml-cpu-<variant>.so``. llama.cpp would look for
+them beside the Python executable; ``load_cpu_backends`` points it at the wheel's own folder, where
+ggml scores every variant against the CPU's features and loads the best one it can run. Call it before
+the first ``llama_cpp.Llama``. A wheel built without dynamic backends (a user's CUDA build, say)
+registers its backends statically, and then this is a no-op.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import platform
+import re
+import threading
+from pathlib import Path
+
+_LOCK = threading.Lock()
+_LOADED = False
+
+
+def _libggml():
+    import llama_cpp._ggml as ggml  # the ctypes handle llama-cpp-python opened (loaded beside libllama)
+
+    lib = ggml.libggml
+    lib.ggml_backend_reg_count.restype = ctypes.c_size_t
+    lib.ggml_backend_reg_count.argtypes = []
+    return lib
+
+
+def library_dir() -> Path:
+    """The folder of the installed llama-cpp-python's shared libraries (and CPU backend variants)."""
+    import llama_cpp
+
+    return Path(llama_cpp.__file__).resolve().parent / "lib"
+
+
+def cpu_variants() -> list[str]:
+    """The CPU backend variants the installed wheel ships (empty for a statically linked build)."""
+    return sorted(p.name[len("libggml-cpu-") : -len(".so")] for p in library_dir().glob("libggml-cpu-*.so"))
+
+
+def load_cpu_backends() -> None:
+    """Register the best CPU backend variant (and any other dynamic backend) the wheel ships, once."""
+    global _LOADED
+    with _LOCK:
+        if _LOADED:
+            return
+        lib = _libggml()
+        if lib.ggml_backend_reg_count() == 0:
+            lib.ggml_backend_load_all_from_path.restype = None
+            lib.ggml_backend_load_all_from_path.argtypes = [ctypes.c_char_p]
+            lib.ggml_backend_load_all_from_path(os.fsencode(library_dir()))
+            if lib.ggml_backend_reg_count() == 0:
+                raise RuntimeError(
+                    f"llama.cpp loaded no backend from {library_dir()} (variants found: "
+                    f"{', '.join(cpu_variants()) or 'none'}); reinstall llama-cpp-python with `python3 tb.py setup`"
+                )
+        _LOADED = True
+
+
+def system_info() -> str:
+    """``llama_print_system_info()``: the instruction sets the loaded CPU backend was compiled for."""
+    import llama_cpp
+
+    load_cpu_backends()
+    return llama_cpp.llama_print_system_info().decode("utf-8", errors="replace").strip()
+
+
+def compiled_features(info: str | None = None) -> list[str]:
+    """The features ``system_info`` reports as on (``AVX512 = 1`` -> ``AVX512``)."""
+    return re.findall(r"([A-Z0-9_]+) = 1", system_info() if info is None else info)
+
+
+def loaded_variant() -> str:
+    """The CPU variant ggml chose: the loaded ``libggml-cpu-*.so`` of this process, or ``static``."""
+    try:
+        maps = Path("/proc/self/maps").read_text()
+    except OSError:
+        return "unknown"
+    found = sorted(set(re.findall(r"libggml-cpu-([A-Za-z0-9_.]+)\.so", maps)))
+    return ",".join(found) if found else "static"
+
+
+def build_info(n_threads: int | None = None) -> dict:
+    """The engine build a run used: backend version, CPU variant and its features, threads, machine."""
+    import llama_cpp
+
+    load_cpu_backends()
+    info = system_info()
+    out = {
+        "backend": "llama.cpp",
+        "llama_cpp_python": llama_cpp.__version__,
+        "cpu_variant": loaded_variant(),
+        "cpu_features": compiled_features(info),
+        "machine": platform.machine(),
+    }
+    if n_threads is not None:
+        out["threads"] = int(n_threads)
+    return out
