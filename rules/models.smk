@@ -1,6 +1,6 @@
 # Model weights that are not in the manifest: pinned hub snapshots (one rule per registry model).
 
-from thinkbias.models.jobs import quantize_rule, weights_rule
+from thinkbias.models.jobs import convert_rule, quantize_rule, weights_rule
 
 
 def manifest_models():
@@ -16,7 +16,7 @@ def hub_models():
     return {
         m: e
         for m, e in REGISTRY.items()
-        if e.get("files") and "source" in e and "quantize" not in e and m not in in_manifest
+        if e.get("files") and "source" in e and "quantize" not in e and "convert" not in e and m not in in_manifest
     }
 
 
@@ -68,3 +68,32 @@ for _model_id, _entry in quantized_models().items():
             settings={k: v for k, v in _entry["quantize"].items() if k not in ("from", "method")},
         script:
             "../scripts/models/quantize_awq.py"
+
+
+def converted_models():
+    """Registry models produced by converting another registry model's GGUF (``convert:`` key)."""
+    return {m: e for m, e in REGISTRY.items() if "convert" in e}
+
+
+for _model_id, _entry in converted_models().items():
+
+    rule:
+        name:
+            convert_rule(_model_id)
+        input:
+            weights=model_files(_entry["convert"]["from"]),
+        output:
+            [f"resources/models/{_model_id}/{f['name']}" for f in _entry["files"]],
+        log:
+            f"logs/models/convert/{_model_id}.log",
+        benchmark:
+            f"results/benchmarks/models/convert/{_model_id}.tsv"
+        conda:
+            "../envs/vllm.yaml"
+        threads: 2
+        params:
+            source=_entry["convert"]["from"],
+            dtype=_entry["convert"].get("dtype", "float32"),
+            registry=config["registry"],
+        script:
+            "../scripts/models/convert_gguf.py"

@@ -1,4 +1,4 @@
-"""Request building of the vLLM backend (pure functions; vLLM itself runs in scripts/gpu/vllm_smoke.py)."""
+"""Request building of the vLLM backend (pure functions; the real engine runs in tests/llm/test_vllm_cpu.py)."""
 
 import math
 from dataclasses import replace
@@ -95,138 +95,10 @@ def test_thinking_span_by_decode_hand_case():
     assert thinking_span_by_decode(tokens, decode, decode(tokens), "<think>\n", "</think>", False) == (2, 3)
 
 
-# -- the engine's orchestration, with vLLM's LLM played by the embedded llama.cpp model ----------
-# vLLM cannot run on CPU-only machines; this stand-in implements the small part of its API the
-# engine uses (LLM(**kw).generate / get_tokenizer, SamplingParams, TokensPrompt) on a real model,
-# so batching, caching, scoring from top-20 logprobs and probing are exercised end to end.
-
-import sys  # noqa: E402
-import types  # noqa: E402
-
-import numpy as np  # noqa: E402
-
-
-class _Tokenizer:
-    def __init__(self, eng):
-        self.eng, self.chat_template, self.bos_token, self.eos_token = eng, eng.template, "", "<|im_end|>"
-
-    def encode(self, text, add_special_tokens=False):
-        return self.eng.tokenize_text(text)
-
-    def decode(self, ids):
-        return b"".join(self.eng.token_piece(i) for i in ids).decode("utf-8", errors="ignore")
-
-
-def _fake_vllm(eng):
-    class Out:
-        def __init__(self, **kw):
-            self.__dict__.update(kw)
-
-    class LLM:
-        def __init__(self, **kw):
-            assert kw["enable_prefix_caching"] is True
-            self.calls = []
-
-        def get_tokenizer(self):
-            return _Tokenizer(eng)
-
-        def generate(self, inputs, params, use_tqdm=False):
-            self.calls.append(len(inputs))
-            outs = []
-            for inp, sp in zip(inputs, params):
-                ids = inp["prompt_token_ids"]
-                if getattr(sp, "logprobs", None):
-                    eng.eval_fresh(ids)
-                    z = eng.last_logits().astype(np.float64)
-                    lp = z - z.max() - np.log(np.exp(z - z.max()).sum())
-                    top = np.argsort(-lp)[: sp.logprobs]
-                    o = Out(
-                        text="",
-                        token_ids=[int(top[0])],
-                        finish_reason="length",
-                        logprobs=[{int(t): Out(logprob=float(lp[t])) for t in top}],
-                    )
-                else:
-                    toks, _, text, fin = eng.generate_tokens(
-                        ids,
-                        Sampling(
-                            temperature=sp.temperature,
-                            top_p=sp.top_p,
-                            seed=sp.seed,
-                            max_tokens=sp.max_tokens,
-                            stop=tuple(sp.stop),
-                        ),
-                    )
-                    o = Out(text=text, token_ids=toks, finish_reason=fin, logprobs=None)
-                outs.append(Out(outputs=[o]))
-            return outs
-
-    class SamplingParams:
-        def __init__(self, **kw):
-            self.__dict__.update(kw)
-
-    vllm = types.ModuleType("vllm")
-    vllm.LLM, vllm.SamplingParams = LLM, SamplingParams
-    inputs = types.ModuleType("vllm.inputs")
-    inputs.TokensPrompt = lambda prompt_token_ids: {"prompt_token_ids": prompt_token_ids}
-    return vllm, inputs
-
-
-@pytest.mark.slow
-def test_vllm_engine_orchestration_on_stand_in(engine, spec, monkeypatch, tmp_path):
-    from thinkbias.llm import open_engine
-    from thinkbias.llm.base import trace_lead
-    from thinkbias.llm.thinking import arm_prefill
-    from thinkbias.llm.types import YES_NO
-
-    vllm, inputs = _fake_vllm(engine)
-    monkeypatch.setitem(sys.modules, "vllm", vllm)
-    monkeypatch.setitem(sys.modules, "vllm.inputs", inputs)
-    vspec = replace(spec, backend="vllm", gpus=1)
-    cue = "\n</think>\n\nAnswer:"
-    with open_engine(vspec, tmp_path) as v:
-        reqs = [
-            Request.chat(
-                f"Is {x} a fruit? Think first.", prefill=arm_prefill(spec, "think"), sampling=Sampling(max_tokens=12)
-            )
-            for x in ("an apple", "a rock", "a pear")
-        ]
-        gens = v.generate(reqs)
-        assert v.llm.calls == [3]  # one batch
-        ref = [g.text for g in engine.generate(reqs)]
-        assert [g.text for g in gens] == ref
-        s = v.score(Request.chat("Is an apple a fruit?", prefill="Answer:"), YES_NO)
-        assert sum(s.probs.values()) == pytest.approx(1.0)
-        many = v.generate_and_probe_many(reqs, [0.0, 0.5, 1.0], cue, YES_NO)
-        assert v.llm.calls[-1] == 9  # every probe of every trace in one batch
-        assert all(len(sc) == 3 for _, sc in many)
-        trace = gens[0].thinking  # probed after the newlines the model wrote after the prompt's open tag
-        lead = trace_lead(gens[0].text, spec.think_open, spec.think_close, True)
-        full = v.probe(reqs[0], lead + trace, [v.count_tokens(lead) + v.count_tokens(trace)], cue, YES_NO)[0]
-        assert full.probs["Yes"] == pytest.approx(many[0][1][2].probs["Yes"], abs=1e-9)
-        # scores and probes of many requests: one batch each, equal to the single calls
-        asks = [Request.chat(f"Is {x} a fruit?", prefill="Answer:") for x in ("a plum", "a brick", "a fig")]
-        scores = v.score_many(asks, YES_NO)
-        assert v.llm.calls[-1] == 3
-        probes = v.probe_many([(a, " It grows on trees, so", [0, 2, 5]) for a in asks], cue, YES_NO)
-        assert v.llm.calls[-1] == 9 and all(len(p) == 3 for p in probes)
-        n_calls = len(v.llm.calls)
-        for a, s_many, p_many in zip(asks, scores, probes):
-            assert (
-                v.score(a, YES_NO) == s_many and v.probe(a, " It grows on trees, so", [0, 2, 5], cue, YES_NO) == p_many
-            )
-        assert len(v.llm.calls) == n_calls  # the single calls were cache hits: the same keys
-        pairs = v.generate_and_score_many(reqs[:2], asks[:2], YES_NO)
-        assert [g.text for g, _ in pairs] == ref[:2] and [s for _, s in pairs] == scores[:2]
-    with open_engine(vspec, tmp_path) as again:
-        again.generate_and_probe_many(reqs, [0.0, 0.5, 1.0], cue, YES_NO)
-        assert again.llm.calls == [] and again.stats.generated_tokens == 0
-
-
 def test_structured_output_kwargs_need_vllm():
-    """On a GPU machine they build vLLM's StructuredOutputsParams (scripts/gpu/vllm_smoke.py checks a
-    constrained reply); here vLLM is absent and the import error says so."""
-    from thinkbias.llm.vllm_backend import structured_output_kwargs
+    """In the vLLM environment they build vLLM's StructuredOutputsParams (tests/llm/test_vllm_cpu.py
+    checks constrained replies); the project's own environment has no vLLM and the import error says so."""
+    from thinkbias.llm.vllm_runner import structured_output_kwargs
 
     with pytest.raises(ImportError, match="vllm"):
         structured_output_kwargs({"type": "object"})

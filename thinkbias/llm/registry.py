@@ -153,7 +153,17 @@ def load_model_spec(registry_path: str | Path, model_id: str, weights: str = "")
     spec = spec_from_entry(model_id, entry, weights, base=registry_path.resolve().parent.parent)
     if "quantize" in entry:
         spec = replace(spec, weights_sha256=quantized_identity(entry, registry))
+    if "convert" in entry:
+        spec = replace(spec, weights_sha256=converted_identity(entry, registry))
     return spec
+
+
+def converted_identity(entry: dict, registry: dict) -> str:
+    """Identity of weights built by converting another model's GGUF: the conversion settings plus
+    the source file's pinned sha256 (the verified snapshot's own identity replaces it at load)."""
+    source = registry.get(entry["convert"]["from"], {})
+    basis = {"convert": entry["convert"], "source_files": source.get("files", [])}
+    return "converted:" + hashlib.sha256(json.dumps(basis, sort_keys=True).encode()).hexdigest()
 
 
 def quantized_identity(entry: dict, registry: dict) -> str:

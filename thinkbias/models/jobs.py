@@ -18,6 +18,19 @@ def quantize_rule(model_id: str) -> str:
     return f"quantize_{rule_suffix(model_id)}"
 
 
+def convert_rule(model_id: str) -> str:
+    """Name of the rule building a model by converting another's GGUF."""
+    return f"convert_{rule_suffix(model_id)}"
+
+
+def derived_from(entry: dict) -> str | None:
+    """The registry model a quantized or converted entry is built from (None for others)."""
+    for key in ("quantize", "convert"):
+        if key in entry:
+            return entry[key]["from"]
+    return None
+
+
 def named_models(node: object, registry: dict) -> set[str]:
     """Registry ids named anywhere in a config (as values)."""
     if isinstance(node, dict):
@@ -28,7 +41,8 @@ def named_models(node: object, registry: dict) -> set[str]:
 
 
 def prepared_models(config: object, registry: dict) -> list[str]:
-    """Local models (not API) named in ``config``, plus the sources of the quantized ones, sorted."""
+    """Local models (not API) named in ``config``, plus the sources of the quantized and converted
+    ones, sorted."""
     todo, needed = named_models(config, registry), set()
     while todo:
         model = todo.pop()
@@ -36,6 +50,6 @@ def prepared_models(config: object, registry: dict) -> list[str]:
         if entry.get("backend") == "openai" or model in needed:
             continue
         needed.add(model)
-        if "quantize" in entry:
-            todo.add(entry["quantize"]["from"])
+        if derived_from(entry):
+            todo.add(derived_from(entry))
     return sorted(needed)

@@ -32,7 +32,7 @@ from pathlib import Path
 import pandas as pd
 
 from thinkbias.llm.openai_backend import DEFAULT_MAX_CONCURRENCY
-from thinkbias.models.jobs import prepared_models, quantize_rule, weights_rule
+from thinkbias.models.jobs import convert_rule, prepared_models, quantize_rule, weights_rule
 from thinkbias.position.plan import generation_runs, n_prompts
 from thinkbias.report.markdown import markdown_table
 
@@ -530,8 +530,8 @@ def preparation_table(
     config: dict, registry: dict, manifest_models: set[str], download_mb_per_s: float, quantize_hours: float
 ) -> pd.DataFrame:
     """One row per job that prepares a local model's weights: the manifest's ``fetch``, a pinned
-    download ``weights_<id>`` (hours at ``download_mb_per_s``) or ``quantize_<id>`` on its GPUs
-    (``quantize_hours`` each; the source's download is its own row)."""
+    download ``weights_<id>`` (hours at ``download_mb_per_s``), ``quantize_<id>`` on its GPUs
+    (``quantize_hours`` each; the source's download is its own row) or a GGUF ``convert_<id>`` on the CPU."""
     rows = []
     studies = {s: config[s] for s in STUDY_ROWS if config.get(s, {}).get("enabled")}
     for model in prepared_models(studies, registry):
@@ -546,6 +546,18 @@ def preparation_table(
                     "gpus": gpus,
                     "hours": quantize_hours,
                     "gpu_hours": quantize_hours * gpus,
+                }
+            )
+            continue
+        if "convert" in entry:  # a CPU job of seconds to minutes: no GPU-hours
+            rows.append(
+                {
+                    "model": model,
+                    "job": convert_rule(model),
+                    "size_gb": None,
+                    "gpus": 0,
+                    "hours": None,
+                    "gpu_hours": 0.0,
                 }
             )
             continue

