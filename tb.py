@@ -95,7 +95,7 @@ def smoke_llamacpp(wheel: Path) -> None:
         .stdout.strip()
         .splitlines()[-1]
     )
-    print("llama.cpp build on this CPU:", llamacpp_wheel.smoke(PY, Path(model), wheel), flush=True)
+    print("llama.cpp build on this CPU:", llamacpp_wheel.smoke(PY, ROOT / model, wheel), flush=True)
 
 
 def setup_awq_cpu() -> None:

@@ -22,9 +22,22 @@ _LOADED = False
 
 
 def _libggml():
-    import llama_cpp._ggml as ggml  # the ctypes handle llama-cpp-python opened (loaded beside libllama)
+    """The libggml that libllama itself loaded: the wheel ships ``libggml.so`` and ``libggml.so.0`` as
+    two copies, and each copy keeps its own backend registry, so the one libllama links (by soname)
+    must be the one the backends are registered in."""
+    import llama_cpp.llama_cpp  # noqa: F401 (loads libllama and, through it, libggml)
 
-    lib = ggml.libggml
+    try:
+        maps = Path("/proc/self/maps").read_text()
+    except OSError:
+        maps = ""
+    linked = sorted(set(re.findall(r"(/\S*/libggml\.so[.0-9]*)$", maps, flags=re.M)))
+    if linked:
+        lib = ctypes.CDLL(linked[-1])  # the same path: dlopen hands back the handle already loaded
+    else:
+        import llama_cpp._ggml as ggml
+
+        lib = ggml.libggml
     lib.ggml_backend_reg_count.restype = ctypes.c_size_t
     lib.ggml_backend_reg_count.argtypes = []
     return lib
