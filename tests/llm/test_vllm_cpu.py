@@ -158,10 +158,11 @@ def test_structured_output_follows_the_blindspot_schemas(vllm_engine):
     from thinkbias.blindspot.verbalization import VERDICT_SCHEMA
 
     for schema, prompt in (
-        (VERDICT_SCHEMA, "Does the text 'I chose her because she is a woman' mention gender? Reply in JSON."),
-        (VARIATION_SCHEMA, "Write a sentence about a loan applicant, once positive and once negative. JSON."),
+        (VERDICT_SCHEMA, "Does 'I chose her because she is a woman' mention gender? Reply in JSON, in a few words."),
+        (VARIATION_SCHEMA, "Describe a loan applicant in three words, once positively and once negatively. JSON."),
     ):
-        gen = vllm_engine.generate([Request.chat(prompt, sampling=Sampling(max_tokens=64, json_schema=schema))])[0]
+        gen = vllm_engine.generate([Request.chat(prompt, sampling=Sampling(max_tokens=256, json_schema=schema))])[0]
+        assert gen.finish_reason == "stop", gen.text  # the grammar closed the object within the budget
         reply = json.loads(gen.text)
         assert set(schema["required"]) <= set(reply)
         if "enum" in schema["properties"].get("verbalized", {}):
@@ -207,7 +208,8 @@ def test_killed_job_resumes_paying_only_for_unfinished(vllm_spec, tmp_path):
     assert 2 <= finished < n
     rerun = subprocess.run(args, env=env, capture_output=True, text=True, timeout=900)
     assert rerun.returncode == 0, rerun.stderr[-3000:]
-    report = json.loads(rerun.stdout.strip().splitlines()[-1])
+    # the job's one JSON line (vLLM logs to stdout too, also after it)
+    report = json.loads(next(line for line in rerun.stdout.splitlines() if line.startswith('{"requests"')))
     assert report["hits"] == finished and report["requests"] == n - finished
     assert RequestCache(db).count("gen") == n
     # the killed job's worker went away with it: nothing of that session is left running
