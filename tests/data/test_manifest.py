@@ -30,6 +30,9 @@ EXPECTED_KEYS = {
 }
 
 
+PIN = "ab" * 32
+
+
 def minimal(**entry) -> dict:
     base = {"sha256": None, "description": "d", "license": "l", "sources": [{"url": "https://example.org/f"}]}
     return {"files": {"raw/x/f.csv": {**base, **entry}}}
@@ -99,7 +102,8 @@ def test_hf_resolve_url_follows_the_repo_type():
 @pytest.mark.parametrize(
     "entry, message",
     [
-        ({"sha256": "ABC"}, "64 lowercase hex"),
+        ({"sha256": "ABC"}, r"malformed manifest value: sha256 = 'ABC' \(3 characters"),
+        ({"sha256": PIN[:63] + "g"}, r"malformed manifest value: .*\('g' is not a hex digit\)"),
         ({"sources": [{"wheel": "pkg>=1.0", "member": "m"}]}, "package==version"),
         ({"sources": [{"wheel": "pkg==1.0"}]}, "member"),
         ({"sources": [{"url": "ftp://x/y"}]}, "https://"),
@@ -134,6 +138,10 @@ def test_min_rows_is_read_and_must_be_a_positive_integer():
     for bad in (0, -3, "198", 1.5, True):
         with pytest.raises(ManifestError, match="raw/x/f.csv: min_rows must be a positive integer"):
             parse_manifest(minimal(min_rows=bad))
+
+
+def test_a_sha256_in_upper_case_is_a_valid_pin_kept_in_lower_case():
+    assert parse_manifest(minimal(sha256=PIN.upper()))["raw/x/f.csv"].sha256 == PIN
 
 
 def test_unpinned_project_files_state_their_row_counts():

@@ -41,7 +41,7 @@ import zlib
 from pathlib import Path
 from typing import BinaryIO
 
-from thinkbias.data.checksums import remember_sha256, sha256_file, verified_sha256
+from thinkbias.data.checksums import remember_sha256, same_sha256, sha256_file, verified_sha256
 from thinkbias.data.filecheck import FileCheckError, check_opens
 from thinkbias.data.manifest import (
     HfSource,
@@ -447,7 +447,7 @@ def _present_file_problem(entry: ManifestEntry, dest: Path, expected: str | None
     """What is wrong with the file already at ``dest`` ("" when it can be kept; an unpinned file
     without a record that opens as its format expects gets its record now)."""
     actual = verified_sha256(dest)
-    if actual == expected:
+    if expected is not None and same_sha256(actual, expected):
         log.info("%s already present (sha256 %s%s)", entry.relpath, actual, origin)
         return ""
     if expected is None:
@@ -495,7 +495,7 @@ def fetch_entry(entry: ManifestEntry, dest: str | Path, offline: bool | None = N
                 out.flush()
                 os.fsync(out.fileno())
             actual = sha256_file(tmp)
-            if expected is not None and actual != expected:
+            if expected is not None and not same_sha256(actual, expected):
                 raise SourceError(f"checksum mismatch: expected sha256 {expected}{origin}, got {actual}")
             if expected is None:
                 opened = check_opens(
