@@ -227,12 +227,13 @@ def test_snakemake_reports_a_bad_config_in_a_few_lines(workflow_dir, args, where
 
 @pytest.mark.slow
 def test_snakemake_dry_run_stops_on_reasoning_mode_for_a_model_without_a_think_arm(workflow_dir):
-    runs = [{"model": "smollm2-135m", "mode": "direct"}, {"model": NO_THINK, "mode": "reasoning"}]
+    runs = [{"model": "smollm2-135m", "mode": mode} for mode in ("direct", "cot", "reasoning")]
+    runs.append({"model": NO_THINK, "mode": "reasoning"})  # otherwise the embedded default, whose references hold
     proc = run_snakemake(workflow_dir, ["-n", "--config", f"position={json.dumps({'runs': runs})}"], check=False)
     assert proc.returncode != 0
     lines = message_lines(proc)
     line = (
-        f"config key 'position.runs[1].mode' = 'reasoning': model '{NO_THINK}' has thinking: none in "
+        f"config key 'position.runs[3].mode' = 'reasoning': model '{NO_THINK}' has thinking: none in "
         "config/models.yaml, so it has no think arm for mode 'reasoning'"
     )
     assert any(line in ln for ln in lines), lines
