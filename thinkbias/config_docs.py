@@ -32,11 +32,15 @@ A run reads `config/config.yaml` (the embedded default: offline, CPU, every stud
 any file given with `--configfile`, which overrides it key by key. The full configurations are
 `config/fairness-full.yaml`, `config/fairness-appendix-d.yaml`, `config/position-full.yaml` and
 `config/blindspot-full.yaml`. Every key below is validated against the schema before anything runs,
-and every model id a study would run must be an entry of the registry. A bad config stops the run
-with one line per offending key: its path, its value and what is expected, e.g.
-`config key 'fairness.n_records' = 'four': expected integer` or
+and every model id a study would run must be a valid entry of the registry (checked against its
+schema, e.g. a `files[].sha256` of 64 hex digits) with a think arm where the study needs one (every
+fairness model, and position runs in mode `reasoning`; a `thinking: none` model has none). A bad
+config stops the run with one line per offending key: its path, its value and what is expected, e.g.
+`config key 'fairness.n_records' = 'four': expected integer`,
 `config key 'position.runs[1].model' = 'smollm2-135m-instruc': not a model of the registry config/models.yaml
-(known: ...)`.
+(known: ...)` or
+`config key 'position.runs[2].mode' = 'reasoning': model 'llama-3.1-8b-instruct-q4km' has thinking: none in
+config/models.yaml, so it has no think arm for mode 'reasoning' (...)`.
 A missing key takes its default.
 
 On the command line a top-level key is set as `snakemake --config shard_size=8`, a nested one by

@@ -1,7 +1,9 @@
 """What a config refers to, checked before any DAG is built: every model id a study runs must be a
-registry entry, and every position configuration a truncation run or a Wilcoxon pair names must be
-one of the generation runs. Each problem is one ``config key '<path>' = <value>: ...`` line, so a
-typo is reported at the key that holds it, not later as a missing file or an unknown run.
+valid registry entry (its schema, e.g. a sha256 of 64 hex digits), able to run what the study asks
+of it (a think arm for the fairness study and for position runs in ``reasoning`` mode), and every
+position configuration a truncation run or a Wilcoxon pair names must be one of the generation runs.
+Each problem is one ``config key '<path>' = <value>: ...`` line, so a typo is reported at the key
+that holds it, not later as a missing file, a failed job or an unknown run.
 """
 
 from __future__ import annotations
@@ -9,7 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from thinkbias.config import config_error, show_value
-from thinkbias.llm.registry import read_registry
+from thinkbias.llm.registry import read_registry, validate_entry
 
 
 def blindspot_step_models(section: dict) -> dict[str, str]:
@@ -75,15 +77,63 @@ def position_run_errors(section: dict) -> list[str]:
     return errors
 
 
+def entry_errors(refs: list[tuple[str, str]], registry: dict, registry_path: str | Path) -> tuple[list[str], dict]:
+    """Each referenced registry entry validated once (at the first key naming it): one line per
+    invalid entry, and the valid entries with their defaults filled, by model id."""
+    errors, entries = [], {}
+    for path, model in refs:
+        if model in entries or model not in registry:
+            continue
+        try:
+            entries[model] = validate_entry(model, registry[model])
+        except ValueError as err:
+            entries[model] = None
+            errors.append(f"config key '{path}' = {model!r}: {registry_path}: {err}")
+    return errors, {m: e for m, e in entries.items() if e is not None}
+
+
+def think_arm_errors(config: dict, entries: dict, registry_path: str | Path) -> list[str]:
+    """Models without a think arm (registry ``thinking: none``) where a study needs one: every model
+    of the fairness study (it compares the think and nothink arms) and position runs in ``reasoning``
+    mode. Models whose entry is missing or invalid are reported elsewhere."""
+
+    def none(model: str) -> bool:
+        return model in entries and entries[model]["thinking"] == "none"
+
+    errors = []
+    fair, pos = config["fairness"], config["position"]
+    if fair["enabled"] and not fair["predictions"]:
+        errors += [
+            f"config key 'fairness.models[{i}]' = {m!r}: model {m!r} has thinking: none in {registry_path}, "
+            f"but the fairness study runs every model in a think and a nothink arm"
+            for i, m in enumerate(fair["models"])
+            if none(m)
+        ]
+    if pos["enabled"] and not pos["byo_generations"]:
+        errors += [
+            f"config key 'position.runs[{i}].mode' = 'reasoning': model {run['model']!r} has thinking: none in "
+            f"{registry_path}, so it has no think arm for mode 'reasoning' (use mode direct or cot, or a model "
+            f"with thinking native, prefill or prompt)"
+            for i, run in enumerate(pos["runs"])
+            if run["mode"] == "reasoning" and none(run["model"])
+        ]
+    return errors
+
+
 def reference_errors(config: dict, registry: dict, registry_path: str | Path) -> list[str]:
-    """One line per model id missing from ``registry``; when every id is known, one line per
-    dangling position run reference (a mistyped run model would otherwise repeat as those)."""
+    """One line per model id missing from ``registry``, per referenced entry that breaks the
+    registry schema, and per model without the think arm its study needs; when every id is known
+    and valid, one line per dangling position run reference (a mistyped run model would otherwise
+    repeat as those)."""
     known = ", ".join(sorted(registry))
+    refs = model_references(config)
     errors = [
         f"config key '{path}' = {model!r}: not a model of the registry {registry_path} (known: {known})"
-        for path, model in model_references(config)
+        for path, model in refs
         if model not in registry
     ]
+    invalid, entries = entry_errors(refs, registry, registry_path)
+    errors += invalid + think_arm_errors(config, entries, registry_path)
     pos = config["position"]
     if not errors and pos["enabled"] and not pos["byo_generations"]:
         errors += position_run_errors(pos)

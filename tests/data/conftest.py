@@ -75,14 +75,16 @@ def closed_port_url() -> str:
 
 class BodyServer:
     """A local HTTP server answering each path with a set body and Content-Length, which may announce
-    more bytes than it sends (the connection is then closed early) or stall after the bytes it sent.
-    HEAD answers the same headers (plus any set for the path, e.g. a hub's X-Repo-Commit and ETag)."""
+    more bytes than it sends (the connection is then closed early), send no Content-Length at all (the
+    body ends when the connection closes) or stall after the bytes it sent. HEAD answers the same
+    headers (plus any set for the path, e.g. a hub's X-Repo-Commit and ETag)."""
 
     def __init__(self):
         self.bodies: dict[str, tuple[bytes, int]] = {}
         self.headers: dict[str, dict[str, str]] = {}
         self.stall = threading.Event()  # set: release stalled responses
         self.stalled: set[str] = set()
+        self.unannounced: set[str] = set()
         self.requests: list[str] = []
         server = self
 
@@ -99,7 +101,8 @@ class BodyServer:
                 body, announced = server.bodies[name]
                 self.send_response(200)
                 self.send_header("Content-Type", "application/octet-stream")
-                self.send_header("Content-Length", str(announced))
+                if name not in server.unannounced:
+                    self.send_header("Content-Length", str(announced))
                 for key, value in server.headers.get(name, {}).items():
                     self.send_header(key, value)
                 self.end_headers()
@@ -130,12 +133,18 @@ class BodyServer:
         announced: int | None = None,
         stall: bool = False,
         headers: dict[str, str] | None = None,
+        content_length: bool = True,
     ) -> str:
-        """Answer ``/name`` with ``body``, announcing ``announced`` bytes (default: its length)."""
+        """Answer ``/name`` with ``body``, announcing ``announced`` bytes (default: its length), or
+        without a Content-Length header when not ``content_length``."""
         self.bodies[name] = (body, len(body) if announced is None else announced)
         self.headers[name] = dict(headers or {})
         if stall:
             self.stalled.add(name)
+        if content_length:
+            self.unannounced.discard(name)
+        else:
+            self.unannounced.add(name)
         return f"http://127.0.0.1:{self.httpd.server_address[1]}/{name}"
 
 

@@ -114,3 +114,13 @@ def test_a_mismatch_names_file_both_hashes_and_the_command(compas_copy: Path):
     assert str(compas_copy) in text and "0" * 64 in text and actual in text
     assert "rm x && snakemake --cores 1 x" in text
     assert (err.value.expected, err.value.actual) == ("0" * 64, actual)
+
+
+def test_the_expected_hash_in_upper_case_passes_and_a_malformed_one_is_refused_unread(compas_copy: Path, hash_reads):
+    actual = sha256_file(compas_copy)
+    assert require_sha256(compas_copy, actual.upper(), "rm x && snakemake --cores 1 x") == actual
+    sidecar_path(compas_copy).unlink()  # so that a comparison would have to read the file
+    hash_reads.clear()
+    with pytest.raises(ValueError, match=r"is malformed \(16 characters, a sha256 is 64 hex digits\)") as err:
+        require_sha256(compas_copy, actual[:16], "rm x && snakemake --cores 1 x")
+    assert not isinstance(err.value, ChecksumMismatch) and hash_reads == []

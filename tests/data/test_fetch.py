@@ -9,10 +9,12 @@ import shutil
 import subprocess
 import sys
 import time
+import urllib.request
 import zipfile
 from pathlib import Path
 
 import pytest
+import yaml
 
 from thinkbias.data.fetch import (
     FetchError,
@@ -24,7 +26,7 @@ from thinkbias.data.fetch import (
     wheel_cache_dir,
     write_checksum_file,
 )
-from thinkbias.data.manifest import HfSource, ManifestEntry, UrlSource, WheelSource, load_manifest
+from thinkbias.data.manifest import HfSource, ManifestEntry, ManifestError, UrlSource, WheelSource, load_manifest
 
 from .conftest import MANIFEST, REPO
 
@@ -32,8 +34,16 @@ PAYLOAD = b"id,value\n1,a\n2,b\n"
 PAYLOAD_SHA = hashlib.sha256(PAYLOAD).hexdigest()
 
 
-def entry(*sources, sha256=PAYLOAD_SHA, relpath="raw/demo/demo.csv") -> ManifestEntry:
-    return ManifestEntry(relpath=relpath, sha256=sha256, description="demo", license="demo", sources=sources)
+def entry(*sources, sha256=PAYLOAD_SHA, relpath="raw/demo/demo.csv", min_rows=None, min_bytes=None) -> ManifestEntry:
+    return ManifestEntry(
+        relpath=relpath,
+        sha256=sha256,
+        description="demo",
+        license="demo",
+        sources=sources,
+        min_rows=min_rows,
+        min_bytes=min_bytes,
+    )
 
 
 def leftovers(folder: Path) -> list[str]:
@@ -179,7 +189,7 @@ def test_unpinned_file_is_accepted_and_its_checksum_recorded(file_server, tmp_pa
     (file_server.root / "demo.csv").write_bytes(PAYLOAD)
     dest = tmp_path / "demo.csv"
     with caplog.at_level(logging.INFO, logger="thinkbias.data.fetch"):
-        fetch_entry(entry(UrlSource(file_server.url("demo.csv")), sha256=None), dest, offline=False)
+        fetch_entry(entry(UrlSource(file_server.url("demo.csv")), sha256=None, min_rows=2), dest, offline=False)
     assert (tmp_path / "demo.csv.sha256").read_text() == f"{PAYLOAD_SHA}  demo.csv\n"
     assert PAYLOAD_SHA in caplog.text and "not pinned" in caplog.text and "csv, 2 rows" in caplog.text
     assert leftovers(tmp_path) == []
@@ -255,7 +265,8 @@ def test_download_cut_short_of_its_content_length_is_rejected(body_server, tmp_p
     url = body_server.serve("credit.xls", os.urandom(1_273_244), announced=2_546_489)
     dest = tmp_path / "raw" / "credit" / "credit.xls"
     with pytest.raises(FetchError) as err:
-        fetch_entry(entry(UrlSource(url), sha256=None, relpath="raw/credit/credit.xls"), dest, offline=False)
+        unpinned = entry(UrlSource(url), sha256=None, relpath="raw/credit/credit.xls", min_bytes=2_546_489)
+        fetch_entry(unpinned, dest, offline=False)
     message = str(err.value)
     assert f"incomplete download of {url}: 2,546,489 bytes announced (Content-Length), 1,273,244 received" in message
     assert nothing_recorded(dest)
@@ -277,7 +288,7 @@ def test_zip_archive_cut_short_is_rejected_before_its_member_is_read(body_server
     url = body_server.serve("bundle.zip", data[: len(data) // 2], announced=len(data))
     dest = tmp_path / "out" / "demo.csv"
     with pytest.raises(FetchError, match=f"{len(data):,} bytes announced"):
-        fetch_entry(entry(UrlSource(url, member="demo.csv"), sha256=None), dest, offline=False)
+        fetch_entry(entry(UrlSource(url, member="demo.csv"), sha256=None, min_rows=2), dest, offline=False)
     assert nothing_recorded(dest)
 
 
@@ -297,7 +308,8 @@ def test_complete_but_corrupt_zip_of_an_unpinned_entry_records_nothing(body_serv
     url = body_server.serve("bundle.zip", body)
     dest = tmp_path / "raw" / "demo" / "bundle.zip"
     with pytest.raises(FetchError) as err:
-        fetch_entry(entry(UrlSource(url), sha256=None, relpath="raw/demo/bundle.zip"), dest, offline=False)
+        unpinned = entry(UrlSource(url), sha256=None, relpath="raw/demo/bundle.zip", min_bytes=len(body))
+        fetch_entry(unpinned, dest, offline=False)
     message = str(err.value)
     assert "the downloaded bundle.zip: not a readable zip archive (Bad CRC-32 for file 'table.csv')" in message
     assert nothing_recorded(dest)
@@ -310,7 +322,7 @@ def test_unpinned_csv_with_a_cut_last_record_records_nothing(body_server, tmp_pa
     with pytest.raises(
         FetchError, match="1 of 3 records do not have the header's 2 fields \\(first: line 4, 1 fields\\)"
     ):
-        fetch_entry(entry(UrlSource(url), sha256=None), dest, offline=False)
+        fetch_entry(entry(UrlSource(url), sha256=None, min_rows=2), dest, offline=False)
     assert nothing_recorded(dest)
 
 
@@ -330,11 +342,64 @@ def test_unpinned_file_with_fewer_rows_than_min_rows_records_nothing(body_server
     assert nothing_recorded(dest)
 
 
+def table_lines(records: int) -> bytes:
+    """A CSV of a header line and ``records`` records, every line ending in a newline."""
+    return b"id,value\n" + b"".join(f"{i},v{i}\n".encode() for i in range(records))
+
+
+KEY = "raw/demo/table.csv"
+
+
+def unpinned_manifest(folder: Path, url: str, **bounds: int) -> Path:
+    """A manifest file with one unpinned entry ``KEY`` served at ``url``."""
+    entry = {"sha256": None, "description": "demo table", "license": "demo", "sources": [{"url": url}], **bounds}
+    path = folder / "manifest.yaml"
+    path.write_text(yaml.safe_dump({"files": {KEY: entry}}, sort_keys=False))
+    return path
+
+
+def test_half_a_file_without_content_length_cut_at_a_line_boundary_is_refused(body_server, tmp_path):
+    """The server sends 2,000 of the 4,000 lines and no Content-Length, so the bytes received cannot be
+    compared with an announced size and the half file parses; the entry's min_rows tells it."""
+    whole = table_lines(3999)
+    assert whole.count(b"\n") == 4000
+    half = b"".join(whole.splitlines(keepends=True)[:2000])
+    url = body_server.serve("table.csv", half, content_length=False)
+    with urllib.request.urlopen(url, timeout=10) as response:  # what the fetch sees: no length, half the lines
+        assert response.headers.get("Content-Length") is None and response.read() == half
+    root = tmp_path / "resources"
+    dest = root / KEY
+
+    without_bounds = unpinned_manifest(tmp_path, url)
+    with pytest.raises(ManifestError, match=r"raw/demo/table.csv: sha256 is null, so the entry must say what"):
+        fetch_manifest_file(without_bounds, KEY, root=root, offline=False)
+    assert not dest.parent.exists()
+
+    with pytest.raises(FetchError) as err:
+        fetch_manifest_file(unpinned_manifest(tmp_path, url, min_rows=3999), KEY, root=root, offline=False)
+    assert "the downloaded table.csv: 1,999 rows, expected at least 3,999 (min_rows in the manifest); truncated?" in (
+        str(err.value)
+    )
+    assert nothing_recorded(dest)
+
+    with pytest.raises(FetchError) as err:
+        fetch_manifest_file(unpinned_manifest(tmp_path, url, min_bytes=len(whole)), KEY, root=root, offline=False)
+    assert f"the downloaded table.csv: {len(half):,} bytes, expected at least {len(whole):,} (min_bytes" in (
+        str(err.value)
+    )
+    assert nothing_recorded(dest)
+
+    body_server.serve("table.csv", whole, content_length=False)  # the whole file, still without a length
+    fetch_manifest_file(unpinned_manifest(tmp_path, url, min_rows=3999), KEY, root=root, offline=False)
+    assert dest.read_bytes() == whole
+    assert dest.with_name("table.csv.sha256").read_text() == f"{hashlib.sha256(whole).hexdigest()}  table.csv\n"
+
+
 def test_a_good_unpinned_download_after_a_cut_one_is_recorded(body_server, tmp_path):
     cut = body_server.serve("cut.csv", PAYLOAD[:5], announced=len(PAYLOAD))
     good = body_server.serve("good.csv", PAYLOAD)
     dest = tmp_path / "demo.csv"
-    fetch_entry(entry(UrlSource(cut), UrlSource(good), sha256=None), dest, offline=False)
+    fetch_entry(entry(UrlSource(cut), UrlSource(good), sha256=None, min_rows=2), dest, offline=False)
     assert dest.read_bytes() == PAYLOAD
     assert (tmp_path / "demo.csv.sha256").read_text() == f"{PAYLOAD_SHA}  demo.csv\n"
     assert leftovers(tmp_path) == []
@@ -343,7 +408,7 @@ def test_a_good_unpinned_download_after_a_cut_one_is_recorded(body_server, tmp_p
 def test_recorded_sha256_holds_later_fetches_of_an_unpinned_entry(body_server, tmp_path):
     url = body_server.serve("demo.csv", PAYLOAD)
     dest = tmp_path / "demo.csv"
-    unpinned = entry(UrlSource(url), sha256=None)
+    unpinned = entry(UrlSource(url), sha256=None, min_rows=2)
     fetch_entry(unpinned, dest, offline=False)
     dest.write_bytes(PAYLOAD.replace(b"a", b"A"))  # changed after its first fetch: fetched again
     fetch_entry(unpinned, dest, offline=False)
@@ -360,7 +425,7 @@ def test_present_unpinned_file_that_does_not_open_is_fetched_again(body_server, 
     url = body_server.serve("demo.csv", PAYLOAD)
     dest = tmp_path / "demo.csv"
     dest.write_bytes(PAYLOAD + b"3")  # a cut copy from before, without a .sha256
-    fetch_entry(entry(UrlSource(url), sha256=None), dest, offline=False)
+    fetch_entry(entry(UrlSource(url), sha256=None, min_rows=2), dest, offline=False)
     assert dest.read_bytes() == PAYLOAD
     assert (tmp_path / "demo.csv.sha256").read_text() == f"{PAYLOAD_SHA}  demo.csv\n"
 
@@ -432,7 +497,7 @@ def test_part_file_of_a_killed_fetch_is_removed_by_the_next_fetch(body_server, t
     script = (
         "import sys; from thinkbias.data.fetch import fetch_entry; from thinkbias.data.manifest import "
         "ManifestEntry, UrlSource; fetch_entry(ManifestEntry('raw/demo/demo.csv', None, 'demo', 'demo', "
-        "(UrlSource(sys.argv[1]),)), sys.argv[2], offline=False)"
+        "(UrlSource(sys.argv[1]),), min_rows=2), sys.argv[2], offline=False)"
     )
     proc = subprocess.Popen([sys.executable, "-c", script, url, str(dest)], cwd=REPO)
     deadline = time.monotonic() + 30
@@ -474,7 +539,8 @@ from thinkbias.data.manifest import HfSource, ManifestEntry
 logging.basicConfig(level=logging.WARNING)
 source = HfSource(repo="demo/table", filename="table.csv", repo_type="dataset", revision=sys.argv[1])
 try:
-    fetch_entry(ManifestEntry("raw/demo/table.csv", None, "demo", "demo", (source,)), sys.argv[2], offline=False)
+    entry = ManifestEntry("raw/demo/table.csv", None, "demo", "demo", (source,), min_rows=1)
+    fetch_entry(entry, sys.argv[2], offline=False)
 except FetchError as exc:
     sys.exit(str(exc))
 """

@@ -30,8 +30,11 @@ EXPECTED_KEYS = {
 }
 
 
+PIN = "ab" * 32
+
+
 def minimal(**entry) -> dict:
-    base = {"sha256": None, "description": "d", "license": "l", "sources": [{"url": "https://example.org/f"}]}
+    base = {"sha256": PIN, "description": "d", "license": "l", "sources": [{"url": "https://example.org/f"}]}
     return {"files": {"raw/x/f.csv": {**base, **entry}}}
 
 
@@ -99,7 +102,9 @@ def test_hf_resolve_url_follows_the_repo_type():
 @pytest.mark.parametrize(
     "entry, message",
     [
-        ({"sha256": "ABC"}, "64 lowercase hex"),
+        ({"sha256": "ABC"}, r"malformed manifest value: sha256 = 'ABC' \(3 characters"),
+        ({"sha256": PIN[:63] + "g"}, r"malformed manifest value: .*\('g' is not a hex digit\)"),
+        ({"min_bytes": 0}, "min_bytes must be a positive integer"),
         ({"sources": [{"wheel": "pkg>=1.0", "member": "m"}]}, "package==version"),
         ({"sources": [{"wheel": "pkg==1.0"}]}, "member"),
         ({"sources": [{"url": "ftp://x/y"}]}, "https://"),
@@ -129,16 +134,42 @@ def test_unknown_key_error_lists_the_known_ones():
 
 
 def test_min_rows_is_read_and_must_be_a_positive_integer():
-    assert parse_manifest(minimal(min_rows=198))["raw/x/f.csv"].min_rows == 198
+    assert parse_manifest(minimal(sha256=None, min_rows=198))["raw/x/f.csv"].min_rows == 198
     assert parse_manifest(minimal())["raw/x/f.csv"].min_rows is None
     for bad in (0, -3, "198", 1.5, True):
         with pytest.raises(ManifestError, match="raw/x/f.csv: min_rows must be a positive integer"):
             parse_manifest(minimal(min_rows=bad))
 
 
+def test_a_sha256_in_upper_case_is_a_valid_pin_kept_in_lower_case():
+    assert parse_manifest(minimal(sha256=PIN.upper()))["raw/x/f.csv"].sha256 == PIN
+
+
+def test_an_unpinned_entry_must_say_what_a_whole_file_is(tmp_path):
+    path = tmp_path / "manifest.yaml"
+    path.write_text(yaml.safe_dump(minimal(sha256=None)))
+    with pytest.raises(ManifestError) as err:
+        load_manifest(path)
+    assert str(err.value).startswith(
+        f"manifest {path}: raw/x/f.csv: sha256 is null, so the entry must say what a whole file looks like: "
+        "give min_rows (the fewest rows of a complete file) or min_bytes (its fewest bytes)"
+    )
+    assert parse_manifest(minimal(sha256=None, min_bytes=4096))["raw/x/f.csv"].min_bytes == 4096
+    both = parse_manifest(minimal(sha256=None, min_rows=10, min_bytes=4096))["raw/x/f.csv"]
+    assert (both.min_rows, both.min_bytes) == (10, 4096)
+
+
 def test_unpinned_project_files_state_their_row_counts():
+    """Every unpinned entry says how many rows a whole file has: the counts docs/data.md and the
+    loaders give (Credit: 30,000 records below its two header rows, of which the check counts the
+    second; GPQA diamond: 198 questions). ARC-Challenge is pinned (1,172 rows)."""
     manifest = load_manifest(MANIFEST)
-    assert {k: e.min_rows for k, e in manifest.items() if e.sha256 is None} == {
-        "raw/credit/default_of_credit_card_clients.xls": 30000,
-        "raw/gpqa/gpqa_diamond.csv": 198,
+    unpinned = {k: e for k, e in manifest.items() if e.sha256 is None}
+    assert all(e.min_rows or e.min_bytes for e in unpinned.values())
+    assert {k: (e.min_rows, e.min_bytes) for k, e in unpinned.items()} == {
+        "raw/credit/default_of_credit_card_clients.xls": (30000, None),
+        "raw/gpqa/gpqa_diamond.csv": (198, None),
     }
+    assert manifest["raw/arc/ARC-Challenge-test.parquet"].sha256 is not None
+    for key, e in unpinned.items():
+        assert f"{e.min_rows:,}" in e.description or f"{e.min_rows} " in e.description, key

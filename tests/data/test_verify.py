@@ -12,11 +12,12 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+import yaml
 
 from tests.helpers import make_workflow_dir
 from thinkbias.data.checksums import ChecksumMismatch, sha256_file
 from thinkbias.data.fetch import write_checksum_file
-from thinkbias.data.manifest import load_manifest
+from thinkbias.data.manifest import ManifestError, load_manifest
 from thinkbias.data.verify import UnverifiableFile, refetch_command, verify_manifest_files
 
 from .conftest import MANIFEST, REPO
@@ -85,6 +86,45 @@ def test_an_unpinned_file_is_checked_against_the_record_of_its_first_fetch(resou
     with pytest.raises(ChecksumMismatch) as err:
         verify_manifest_files(MANIFEST, [path], root=resources)
     assert err.value.expected == recorded and err.value.actual == sha256_file(path)
+
+
+def manifest_copy(tmp_path: Path, key: str, sha256: str) -> Path:
+    """The project's manifest with ``key`` pinned to ``sha256``, written to tmp_path."""
+    doc = yaml.safe_load(MANIFEST.read_text())
+    doc["files"][key]["sha256"] = sha256
+    path = tmp_path / "manifest.yaml"
+    path.write_text(yaml.safe_dump(doc, sort_keys=False))
+    return path
+
+
+def test_the_pin_in_upper_case_verifies_the_file(resources: Path, tmp_path: Path):
+    path, pin = resources / COMPAS, load_manifest(MANIFEST)[COMPAS].sha256
+    manifest = manifest_copy(tmp_path, COMPAS, pin.upper())
+    assert load_manifest(manifest)[COMPAS].sha256 == pin
+    assert verify_manifest_files(manifest, [path], root=resources) == {str(path): pin}
+
+
+def test_a_16_character_pin_is_a_malformed_manifest_value_naming_the_file_and_entry(tmp_path: Path):
+    short = load_manifest(MANIFEST)[COMPAS].sha256[:16]
+    manifest = manifest_copy(tmp_path, COMPAS, short)
+    with pytest.raises(ManifestError) as err:
+        load_manifest(manifest)
+    assert str(err.value) == (
+        f"manifest {manifest}: {COMPAS}: malformed manifest value: sha256 = '{short}' (16 characters, a sha256 is "
+        "64 hex digits); it must be 64 hex digits (either case) or null"
+    )
+
+
+def test_a_record_in_upper_case_verifies_and_one_that_is_no_sha256_is_named(resources: Path):
+    path = resources / CREDIT
+    path.parent.mkdir(parents=True)
+    path.write_bytes(b"first fetch\n")
+    record = path.with_name(path.name + ".sha256")
+    record.write_text(f"{sha256_file(path).upper()}  {path.name}\n")  # as Get-FileHash prints it
+    assert verify_manifest_files(MANIFEST, [path], root=resources) == {str(path): sha256_file(path)}
+    record.write_text(f"{sha256_file(path)[:16]}  {path.name}\n")
+    with pytest.raises(UnverifiableFile, match=r"\.sha256 \(written by its first fetch\) holds no sha256"):
+        verify_manifest_files(MANIFEST, [path], root=resources)
 
 
 def test_a_file_outside_the_manifest_is_left_unverified(resources: Path, tmp_path: Path):

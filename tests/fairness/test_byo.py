@@ -133,6 +133,70 @@ def test_duplicate_key_error_names_the_key_and_first_duplicates(tmp_path):
         read_predictions(path)
 
 
+def twenty_pairs() -> pd.DataFrame:
+    """One setting of 20 complete pairs (80 rows), cells a, b, c, d in turn."""
+    rows = []
+    for i in range(20):
+        ya_n, yb_n, ya_t, yb_t = PROTO["abcd"[i % 4]]
+        for side, y_n, y_t in (("alpha", ya_n, ya_t), ("alpha_prime", yb_n, yb_t)):
+            for arm, y in (("nothink", y_n), ("think", y_t)):
+                rows.append(
+                    dict(
+                        dataset="adult",
+                        model="released-model",
+                        pair_id=f"p{i:02d}",
+                        side=side,
+                        arm=arm,
+                        answer="Yes" if y else "No",
+                    )
+                )
+    return pd.DataFrame(rows)
+
+
+def test_a_pair_with_one_of_its_four_rows_deleted_is_refused_naming_the_pair_and_its_rows(tmp_path):
+    """It used to leave the setting at N = 19 of 20 pairs without a word."""
+    pred = twenty_pairs()
+    assert len(read_predictions_csv(pred, tmp_path / "whole.csv")) == 80
+    cut = pred.drop(index=29).reset_index(drop=True)  # p07, alpha / think
+    path = tmp_path / "predictions.csv"
+    with pytest.raises(TableError) as err:
+        read_predictions_csv(cut, path)
+    assert str(err.value) == (
+        f"predictions table {path}: 1 problem(s)\n"
+        "  - incomplete pair (not all 4 rows: side alpha and alpha_prime x arm nothink and think): 3 of 79 rows; "
+        "first: ('adult', 'released-model', 'p07') rows 29, 30, 31"
+    )
+
+
+def test_a_dataset_written_in_capitals_on_four_rows_is_refused_naming_the_value_and_rows(tmp_path):
+    """A dataset named COMPAS on the 4 rows of one pair used to make a setting of its own with that one pair."""
+    pred = constructed_predictions()
+    rows = pred.index[pred["pair_id"] == "compas-a2"]
+    assert list(rows) == [64, 65, 66, 67]
+    pred.loc[rows, "dataset"] = "COMPAS"
+    path = tmp_path / "predictions.csv"
+    with pytest.raises(TableError) as err:
+        read_predictions_csv(pred, path)
+    assert str(err.value) == (
+        f"predictions table {path}: 1 problem(s)\n"
+        "  - column 'dataset': 4 of 92 rows another spelling (case or surrounding spaces) of a more frequent "
+        "value of the column; first: 'COMPAS' (rows 65, 66, 67, 68)"
+    )
+
+
+def test_a_model_name_with_a_trailing_space_is_another_spelling(tmp_path):
+    pred = constructed_predictions()
+    pred.loc[[0, 1, 2, 3], "model"] = "released-model "
+    with pytest.raises(TableError, match=r"column 'model': 4 of 92 rows another spelling .*'released-model ' \(rows 1"):
+        read_predictions_csv(pred, tmp_path / "predictions.csv")
+
+
+def read_predictions_csv(pred: pd.DataFrame, path):
+    """``pred`` written to ``path`` as CSV and read back through the workflow's reader."""
+    pred.to_csv(path, index=False)
+    return read_predictions(path)
+
+
 def test_parquet_and_json_lines_are_checked_alike(tmp_path):
     pred = constructed_predictions()
     pred.loc[2, "status"] = "refused"
@@ -162,6 +226,31 @@ def test_byo_run_stops_on_an_unknown_status(workflow_dir):
     assert message in proc.stderr and str(path) in proc.stderr
     assert message in (workflow_dir / "logs/fairness/bad/cells.log").read_text()
     assert not (workflow_dir / "results/fairness/bad/cells.parquet").exists()
+
+
+@pytest.mark.slow
+def test_byo_run_stops_on_an_incomplete_pair_and_a_case_variant(workflow_dir):
+    pred = constructed_predictions()
+    pred.loc[pred["pair_id"] == "compas-a2", "dataset"] = "COMPAS"
+    pred = pred.drop(index=13).reset_index(drop=True)  # adult-a3, alpha / think
+    path = workflow_dir / "released-incomplete.csv"
+    pred.to_csv(path, index=False)
+    cfg = tiny_config(fairness={"bootstrap_samples": 50})
+    override = json.dumps({"run": "incomplete", "predictions": str(path)})
+    proc = run_snakemake(
+        workflow_dir, ["--cores", "1", "fairness", "--config", f"fairness={override}"], config=cfg, check=False
+    )
+    assert proc.returncode != 0
+    log = (workflow_dir / "logs/fairness/incomplete/cells.log").read_text()
+    for message in (
+        f"predictions table {path}: 2 problem(s)",
+        "column 'dataset': 4 of 91 rows another spelling (case or surrounding spaces) of a more frequent value "
+        "of the column; first: 'COMPAS' (rows 64, 65, 66, 67)",
+        "incomplete pair (not all 4 rows: side alpha and alpha_prime x arm nothink and think): 3 of 91 rows; "
+        "first: ('adult', 'released-model', 'adult-a3') rows 13, 14, 15",
+    ):
+        assert message in proc.stderr and message in log, message
+    assert not (workflow_dir / "results/fairness/incomplete/cells.parquet").exists()
 
 
 @pytest.mark.slow

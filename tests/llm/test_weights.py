@@ -12,13 +12,14 @@ import time
 from pathlib import Path
 
 import pytest
+import yaml
 
 from tests.models.test_hub import COMMIT, FolderHub, registry_files, shards, snapshot
 from thinkbias.data.checksums import ChecksumMismatch, sha256_file
 from thinkbias.llm import Request, Sampling, load_model_spec, open_engine
 from thinkbias.llm.embeddings import embed_texts
 from thinkbias.llm.types import ModelSpec, sha256_text
-from thinkbias.llm.weights import verified_spec, weight_files, weights_identity
+from thinkbias.llm.weights import MalformedSha256, verified_spec, weight_files, weights_identity
 from thinkbias.models.awq import AwqSettings, publish, quantization_record
 from thinkbias.models.hub import download_snapshot
 
@@ -184,3 +185,50 @@ def test_a_generation_job_on_corrupt_weights_fails_before_any_request(embedded_m
     assert rel in log and PINNED in log and sha256_file(bad) in log and f"rm {rel} && snakemake --cores 1 {rel}" in log
     assert "requests on model" not in log  # the line a job logs before its first request
     assert not (wd / "cache").exists() or not any((wd / "cache").iterdir())
+
+
+def registry_with_pin(tmp_path: Path, pin: str) -> Path:
+    """A copy of the repository's registry whose embedded model's first file is pinned to ``pin``."""
+    registry = yaml.safe_load(REGISTRY.read_text())
+    registry["smollm2-135m"]["files"][0]["sha256"] = pin
+    copied = tmp_path / "models.yaml"
+    copied.write_text(yaml.safe_dump(registry, sort_keys=False))
+    return copied
+
+
+def test_the_pin_in_upper_case_as_get_filehash_prints_it_verifies_the_real_file(embedded_model, tmp_path: Path):
+    clean = model_copy(embedded_model, tmp_path / "resources/models/smollm2-135m")
+    spec = load_model_spec(registry_with_pin(tmp_path, PINNED.upper()), "smollm2-135m", weights=str(clean))
+    assert spec.files[0] == (GGUF, PINNED) and spec.weights_sha256 == PINNED  # one identity whatever the case
+    assert verified_spec(spec).weights_sha256 == PINNED
+    # a spec built elsewhere with an upper-case pin compares alike
+    raw = ModelSpec(id="m", backend="llamacpp", weights=str(clean), files=((GGUF, PINNED.upper()),))
+    assert verified_spec(raw).weights_sha256 == PINNED
+
+
+def test_a_16_character_pin_is_a_malformed_registry_value_not_a_changed_file(embedded_model, tmp_path: Path):
+    clean = model_copy(embedded_model, tmp_path / "resources/models/smollm2-135m")
+    registry = registry_with_pin(tmp_path, PINNED[:16])
+    with pytest.raises(ValueError) as err:
+        load_model_spec(registry, "smollm2-135m", weights=str(clean))
+    text = str(err.value)
+    assert text.startswith(f"{registry}: model 'smollm2-135m' (llamacpp backend): invalid registry entry: ")
+    assert (
+        f"registry key 'files[0].sha256' = '{PINNED[:16]}': malformed registry value "
+        "(16 characters, a sha256 is 64 hex digits; either case)"
+    ) in text
+    assert "changed after it was fetched" not in text
+
+
+def test_a_malformed_pin_reaching_the_weights_check_names_the_key_and_reads_nothing(
+    embedded_model, tmp_path: Path, hash_reads
+):
+    clean = model_copy(embedded_model, tmp_path / "m")
+    spec = ModelSpec(id="m", backend="llamacpp", weights=str(clean), files=((GGUF, PINNED[:16]),))
+    with pytest.raises(MalformedSha256) as err:
+        verified_spec(spec)
+    text = str(err.value)
+    assert f"model 'm': weights file {clean}: the expected sha256 '{PINNED[:16]}' is not 64 hex digits" in text
+    assert "malformed registry value: the registry key 'files[0].sha256' of model 'm'" in text
+    assert "changed after it was fetched" not in text and "snakemake" not in text
+    assert hash_reads == []  # refused before the file was read

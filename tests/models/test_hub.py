@@ -139,6 +139,25 @@ def test_registry_sha256_mismatch_leaves_nothing_behind(hub: FolderHub, tmp_path
     assert list(dest.iterdir()) == []
 
 
+def test_a_pin_in_upper_case_verifies_and_is_recorded_in_lower_case(hub: FolderHub, tmp_path: Path):
+    right = sha(b"model-00002-of-00002.safetensors" * 3)
+    dest = tmp_path / "m"
+    verified = download_snapshot("org/m", COMMIT, registry_files(2, **{"2": right.upper()}), dest, hub=hub)
+    assert verified["model-00002-of-00002.safetensors"] == right
+    assert f"{right}  model-00002-of-00002.safetensors\n" in (dest / "SHA256SUMS").read_text()
+
+
+def test_a_16_character_pin_is_a_malformed_registry_value_and_nothing_is_downloaded(hub: FolderHub, tmp_path: Path):
+    short = sha(b"model-00002-of-00002.safetensors" * 3)[:16]
+    with pytest.raises(WeightsError) as err:
+        download_snapshot("org/m", COMMIT, registry_files(2, **{"2": short}), tmp_path / "m", hub=hub)
+    assert str(err.value) == (
+        f"org/m: malformed registry value: files[1].sha256 of 'model-00002-of-00002.safetensors' = '{short}' "
+        "(16 characters, a sha256 is 64 hex digits); correct it in the registry (nothing was downloaded)"
+    )
+    assert hub.fetched == []
+
+
 def test_corrupt_download_is_caught_against_hub_metadata(hub: FolderHub, tmp_path: Path):
     class Corrupting(FolderHub):
         def fetch(self, repo, commit, patterns, folder, token):

@@ -3,11 +3,15 @@ text values from ``snakemake --config`` are read by the schema's types."""
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import pytest
+import yaml
 
 from tests.helpers import REPO, base_config, deep_merge, dry_run_jobs, run_snakemake
-from thinkbias.config import coerce_text, load_schema, validate_config
-from thinkbias.config_refs import reference_errors
+from thinkbias.config import ConfigError, coerce_text, load_schema, validate_config
+from thinkbias.config_refs import check_references, reference_errors
 from thinkbias.llm.registry import read_registry
 
 SCHEMA = REPO / "config/schema/config.schema.yaml"
@@ -126,6 +130,68 @@ def test_position_references_name_the_key_not_a_missing_run():
     assert "runs: smollm2-135m/cot, smollm2-135m/direct" in errors[0]
 
 
+NO_THINK = "llama-3.1-8b-instruct-q4km"  # thinking: none in the registry
+
+
+def test_a_model_without_a_think_arm_in_reasoning_mode_is_named_by_the_config_check():
+    registry = read_registry(REGISTRY)
+    assert registry[NO_THINK]["thinking"] == "none"
+    runs = [
+        {"model": "smollm2-135m", "mode": "direct"},
+        {"model": "smollm2-135m", "mode": "cot"},
+        {"model": "smollm2-135m", "mode": "reasoning"},
+        {"model": NO_THINK, "mode": "direct"},
+        {"model": NO_THINK, "mode": "cot"},
+        {"model": NO_THINK, "mode": "reasoning"},
+    ]
+    cfg = filled({"position": {"runs": runs}})
+    line = (
+        f"config key 'position.runs[5].mode' = 'reasoning': model '{NO_THINK}' has thinking: none in {REGISTRY}, "
+        "so it has no think arm for mode 'reasoning' (use mode direct or cot, or a model with thinking native, "
+        "prefill or prompt)"
+    )
+    assert reference_errors(cfg, registry, REGISTRY) == [line]
+    with pytest.raises(ConfigError) as err:
+        check_references({**cfg, "registry": str(REGISTRY)})
+    assert str(err.value) == f"invalid config:\n  {line}"
+    # the same model in direct and CoT mode, or with its own outputs, needs no think arm
+    assert reference_errors(filled({"position": {"runs": runs[:5]}}), registry, REGISTRY) == []
+    byo = filled({"position": {"runs": runs, "byo_generations": "g.csv"}})
+    assert reference_errors(byo, registry, REGISTRY) == []
+
+
+def test_a_fairness_model_without_a_think_arm_is_named_by_the_config_check():
+    registry = read_registry(REGISTRY)
+    errors = reference_errors(filled({"fairness": {"models": ["smollm2-135m", NO_THINK]}}), registry, REGISTRY)
+    assert errors == [
+        f"config key 'fairness.models[1]' = '{NO_THINK}': model '{NO_THINK}' has thinking: none in {REGISTRY}, "
+        "but the fairness study runs every model in a think and a nothink arm"
+    ]
+
+
+def short_pin_registry(folder: Path) -> tuple[Path, str]:
+    """A copy of the registry whose embedded model's GGUF is pinned to its first 16 hex digits."""
+    registry = read_registry(REGISTRY)
+    short = registry["smollm2-135m"]["files"][0]["sha256"][:16]
+    registry["smollm2-135m"]["files"][0]["sha256"] = short
+    path = folder / "models-short-pin.yaml"
+    path.write_text(yaml.safe_dump(registry, sort_keys=False))
+    return path, short
+
+
+def test_a_malformed_sha256_in_the_registry_is_named_by_the_config_check(tmp_path):
+    path, short = short_pin_registry(tmp_path)
+    errors = reference_errors(filled({}), read_registry(path), path)
+    assert errors == [
+        f"config key 'fairness.models[0]' = 'smollm2-135m': {path}: model 'smollm2-135m' (llamacpp backend): "
+        f"invalid registry entry: registry key 'files[0].sha256' = '{short}': malformed registry value "
+        "(16 characters, a sha256 is 64 hex digits; either case)"
+    ]
+    upper = read_registry(REGISTRY)
+    upper["smollm2-135m"]["files"][0]["sha256"] = upper["smollm2-135m"]["files"][0]["sha256"].upper()
+    assert reference_errors(filled({}), upper, REGISTRY) == []
+
+
 def message_lines(proc) -> list[str]:
     """What Snakemake prints about a failed config, without its banner line about --config."""
     return [
@@ -157,6 +223,33 @@ def test_snakemake_reports_a_bad_config_in_a_few_lines(workflow_dir, args, where
     assert len(lines) < 15, lines
     out = proc.stdout + proc.stderr
     assert "Failed validating" not in out and "'description'" not in out and "no generation run" not in out
+
+
+@pytest.mark.slow
+def test_snakemake_dry_run_stops_on_reasoning_mode_for_a_model_without_a_think_arm(workflow_dir):
+    runs = [{"model": "smollm2-135m", "mode": mode} for mode in ("direct", "cot", "reasoning")]
+    runs.append({"model": NO_THINK, "mode": "reasoning"})  # otherwise the embedded default, whose references hold
+    proc = run_snakemake(workflow_dir, ["-n", "--config", f"position={json.dumps({'runs': runs})}"], check=False)
+    assert proc.returncode != 0
+    lines = message_lines(proc)
+    line = (
+        f"config key 'position.runs[3].mode' = 'reasoning': model '{NO_THINK}' has thinking: none in "
+        "config/models.yaml, so it has no think arm for mode 'reasoning'"
+    )
+    assert any(line in ln for ln in lines), lines
+    assert len(lines) < 15, lines
+    assert "Building DAG" not in proc.stdout + proc.stderr
+
+
+@pytest.mark.slow
+def test_snakemake_dry_run_stops_on_a_malformed_registry_sha256(workflow_dir):
+    path, short = short_pin_registry(workflow_dir)
+    proc = run_snakemake(workflow_dir, ["-n", "--config", f"registry={path}"], check=False)
+    assert proc.returncode != 0
+    out = proc.stdout + proc.stderr
+    assert f"registry key 'files[0].sha256' = '{short}': malformed registry value" in out, out
+    assert str(path) in out and "model 'smollm2-135m'" in out
+    assert "changed after it was fetched" not in out and "Building DAG" not in out
 
 
 @pytest.mark.slow

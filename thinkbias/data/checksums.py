@@ -8,6 +8,10 @@ space, so even a file rewritten in place with its old mtime restored (``touch -r
 The sidecar only caches a computed hash; it never says what a file *should* hash to: callers
 compare with the manifest, the registry or a download record (:func:`require_sha256`).
 
+Hashes are compared case-insensitively: a sha256 is 64 hex digits in either case (``sha256sum``
+prints lower case, PowerShell's ``Get-FileHash`` upper case); :func:`normalized_sha256` gives the
+lower-case form every record and cache identity uses.
+
 File times have a coarse tick (a few ms on ext4, 2 s on FAT), so a file written again within the
 tick of its last write could keep its stat. As git does for its index, a hash taken less than
 ``RACY_NS`` after the file's mtime is not trusted: the file is hashed once more on its next use
@@ -20,6 +24,7 @@ import hashlib
 import json
 import logging
 import os
+import re
 import tempfile
 import time
 from pathlib import Path
@@ -29,6 +34,34 @@ log = logging.getLogger(__name__)
 CHUNK = 1 << 20
 SIDECAR_SUFFIX = ".verified"
 RACY_NS = 2_000_000_000
+# a sha256 as the manifest, the registry and download records may write it (either case)
+SHA256_PATTERN = "^[0-9a-fA-F]{64}$"
+SHA256_RE = re.compile(SHA256_PATTERN)
+
+
+def is_sha256(value: object) -> bool:
+    """True when ``value`` is a sha256 written as 64 hex digits (either case)."""
+    return isinstance(value, str) and SHA256_RE.match(value) is not None
+
+
+def normalized_sha256(value: str) -> str:
+    """``value`` in the lower-case form ``hashlib`` and ``sha256sum`` print (surrounding spaces dropped)."""
+    return value.strip().lower()
+
+
+def same_sha256(a: str, b: str) -> bool:
+    """True when ``a`` and ``b`` are the same hash, whatever the case of their hex digits."""
+    return normalized_sha256(a) == normalized_sha256(b)
+
+
+def malformed_sha256(value: object) -> str:
+    """Why ``value`` is not a sha256 (its length, or its first character that is not a hex digit)."""
+    if not isinstance(value, str):
+        return f"{type(value).__name__} {value!r}, not text"
+    bad = next((c for c in value if c not in "0123456789abcdefABCDEF"), None)
+    if len(value) != 64:
+        return f"{len(value)} characters, a sha256 is 64 hex digits"
+    return f"{bad!r} is not a hex digit"
 
 
 class ChecksumMismatch(RuntimeError):
@@ -118,8 +151,15 @@ def verified_sha256(path: str | Path) -> str:
 
 def require_sha256(path: str | Path, expected: str, refetch: str, what: str = "file") -> str:
     """``path``'s sha256 (see :func:`verified_sha256`) when it equals ``expected``; otherwise raise
-    :class:`ChecksumMismatch` naming the file, both hashes and the ``refetch`` command."""
+    :class:`ChecksumMismatch` naming the file, both hashes and the ``refetch`` command. The case of
+    ``expected``'s hex digits does not matter; a malformed ``expected`` raises ``ValueError`` before
+    the file is read (callers that know where the value was written refuse it first, naming that)."""
+    if not is_sha256(expected):
+        raise ValueError(
+            f"{what} {path}: the sha256 it must have, {expected!r}, is malformed ({malformed_sha256(expected)}); "
+            f"the file was not compared"
+        )
     actual = verified_sha256(path)
-    if actual != expected:
+    if not same_sha256(actual, expected):
         raise ChecksumMismatch(path, expected, actual, refetch, what)
     return actual

@@ -6,8 +6,10 @@ partial or corrupt download. A download must also bring every byte its server an
 (Content-Length, or the hub's size for Hugging Face files). When every source fails, one
 :class:`FetchError` names each source and why it failed.
 
-A manifest entry without a sha256 accepts the first file that opens as its format expects
-(:func:`thinkbias.data.filecheck.check_opens`, with the entry's ``min_rows``), logs its sha256 and
+A manifest entry without a sha256 accepts the first file that opens as its format expects and is
+as large as the entry says a whole file is (:func:`thinkbias.data.filecheck.check_opens`, with the
+entry's ``min_rows`` or ``min_bytes``: a server that sends no Content-Length and stops at a line
+boundary leaves nothing else to tell a half file by), logs its sha256 and
 records it beside the file (``<file>.sha256``) so it can be pinned in the manifest; later fetches
 hold the file to that record.
 
@@ -41,7 +43,7 @@ import zlib
 from pathlib import Path
 from typing import BinaryIO
 
-from thinkbias.data.checksums import remember_sha256, sha256_file, verified_sha256
+from thinkbias.data.checksums import remember_sha256, same_sha256, sha256_file, verified_sha256
 from thinkbias.data.filecheck import FileCheckError, check_opens
 from thinkbias.data.manifest import (
     HfSource,
@@ -447,12 +449,12 @@ def _present_file_problem(entry: ManifestEntry, dest: Path, expected: str | None
     """What is wrong with the file already at ``dest`` ("" when it can be kept; an unpinned file
     without a record that opens as its format expects gets its record now)."""
     actual = verified_sha256(dest)
-    if actual == expected:
+    if expected is not None and same_sha256(actual, expected):
         log.info("%s already present (sha256 %s%s)", entry.relpath, actual, origin)
         return ""
     if expected is None:
         try:
-            opened = check_opens(dest, min_rows=entry.min_rows)
+            opened = check_opens(dest, min_rows=entry.min_rows, min_bytes=entry.min_bytes)
         except FileCheckError as exc:
             log.warning("%s: %s; fetching it again", entry.relpath, exc)
             return f"\n{exc}: delete it"
@@ -468,7 +470,7 @@ def fetch_entry(entry: ManifestEntry, dest: str | Path, offline: bool | None = N
 
     The sha256 a file must have is the manifest's, else the one recorded in ``<dest>.sha256`` at its
     first fetch. A file with neither must open as its format expects (:func:`check_opens`, with the
-    entry's ``min_rows``) before its sha256 is recorded.
+    entry's ``min_rows`` and ``min_bytes``) before its sha256 is recorded.
     """
     dest = Path(dest)
     offline = offline_mode() if offline is None else offline
@@ -495,11 +497,15 @@ def fetch_entry(entry: ManifestEntry, dest: str | Path, offline: bool | None = N
                 out.flush()
                 os.fsync(out.fileno())
             actual = sha256_file(tmp)
-            if expected is not None and actual != expected:
+            if expected is not None and not same_sha256(actual, expected):
                 raise SourceError(f"checksum mismatch: expected sha256 {expected}{origin}, got {actual}")
             if expected is None:
                 opened = check_opens(
-                    tmp, suffix=dest.suffix, min_rows=entry.min_rows, label=f"the downloaded {dest.name}"
+                    tmp,
+                    suffix=dest.suffix,
+                    min_rows=entry.min_rows,
+                    min_bytes=entry.min_bytes,
+                    label=f"the downloaded {dest.name}",
                 )
             os.replace(tmp, dest)
             remember_sha256(dest, actual)

@@ -20,7 +20,8 @@ suffix      check
 
 ``min_rows`` (the manifest's ``min_rows``) also bounds the row count from below: records after the
 header for CSV/TSV, rows after the first (header) row of the xls sheet, lines of JSONL, rows of
-parquet. Other suffixes have no structural check (the function says so in its result).
+parquet. ``min_bytes`` (the manifest's ``min_bytes``) bounds the file's size from below, for any
+format. Other suffixes have no structural check (the function says so in its result).
 """
 
 from __future__ import annotations
@@ -162,15 +163,24 @@ OPEN_CHECKS = {
 
 
 def check_opens(
-    path: str | Path, suffix: str | None = None, min_rows: int | None = None, label: str | None = None
+    path: str | Path,
+    suffix: str | None = None,
+    min_rows: int | None = None,
+    label: str | None = None,
+    min_bytes: int | None = None,
 ) -> str:
     """Read ``path`` as the format its ``suffix`` (default: the path's own) names; return a short
     description of what was read ("csv, 198 rows"). Raises :class:`FileCheckError`, its message
     starting with ``label`` (default: the path), when the file does not open, has fewer than
-    ``min_rows`` rows, or ``min_rows`` is given for a format without rows."""
+    ``min_rows`` rows or ``min_bytes`` bytes, or ``min_rows`` is given for a format without rows."""
     path = Path(path)
     suffix = (suffix if suffix is not None else path.suffix).lower()
     try:
+        size = path.stat().st_size
+        if min_bytes is not None and size < min_bytes:
+            raise FileCheckError(
+                f"{size:,} bytes, expected at least {min_bytes:,} (min_bytes in the manifest); truncated?"
+            )
         return _check(path, suffix, min_rows)
     except FileCheckError as exc:
         raise FileCheckError(f"{label or path}: {exc}") from exc.__cause__

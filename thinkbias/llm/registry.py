@@ -9,10 +9,15 @@ import hashlib
 import json
 from dataclasses import replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import yaml
 
+from thinkbias.data.checksums import is_sha256, malformed_sha256, normalized_sha256
 from thinkbias.llm.types import ModelSpec
+
+if TYPE_CHECKING:
+    import jsonschema
 
 SCHEMA_PATH = Path(__file__).resolve().parents[2] / "config/schema/models.schema.yaml"
 BACKENDS = ("llamacpp", "vllm", "openai")
@@ -27,9 +32,10 @@ def validate_entry(model_id: str, entry: dict, schema: dict | None = None) -> di
     """Check one registry entry and return it with defaults filled.
 
     Raises ``ValueError`` naming the model and the offending key (unknown backend, unknown key,
-    an ``extra`` key the backend does not read, wrong type or range), one line per key in
-    ``thinkbias.config.error_lines``' words. Uses jsonschema when installed, else checks backend,
-    unknown keys (``extra``'s too) and enums.
+    an ``extra`` key the backend does not read, wrong type or range, a ``files[].sha256`` that is not
+    64 hex digits: a "malformed registry value"), one line per key in ``thinkbias.config.error_lines``'
+    words. Uses jsonschema when installed, else checks backend, unknown keys (``extra``'s too), enums
+    and sha256 values.
     """
     if not isinstance(entry, dict):
         raise ValueError(f"registry entry '{model_id}' must be a mapping, got {type(entry).__name__}")
@@ -50,6 +56,13 @@ def validate_entry(model_id: str, entry: dict, schema: dict | None = None) -> di
         for key, sub in props.items():
             if key in entry and "enum" in sub and entry[key] not in sub["enum"]:
                 raise ValueError(f"model '{model_id}': {key}={entry[key]!r} not in {sub['enum']}")
+        for i, f in enumerate(entry.get("files") or []):
+            sha = f.get("sha256") if isinstance(f, dict) else None
+            if sha is not None and not is_sha256(sha):
+                raise ValueError(
+                    f"model '{model_id}': registry key 'files[{i}].sha256' = {sha!r}: malformed registry value "
+                    f"({malformed_sha256(sha)}; either case)"
+                )
         known_extra = extra_schema(schema, backend)["properties"]
         typos = sorted(set(entry.get("extra") or {}) - set(known_extra))
         if typos and known_extra:
@@ -58,17 +71,30 @@ def validate_entry(model_id: str, entry: dict, schema: dict | None = None) -> di
                 f"(extra of a {backend} entry takes: {', '.join(known_extra)})"
             )
     else:
-        from thinkbias.config import error_lines
-
         errors = sorted(
             jsonschema.Draft202012Validator(schema).iter_errors(entry), key=lambda e: [str(p) for p in e.absolute_path]
         )
         if errors:
-            lines = [line for e in errors for line in error_lines(e, noun="registry key")]
+            lines = [line for e in errors for line in entry_error_lines(e)]
             raise ValueError(f"model '{model_id}' ({backend} backend): invalid registry entry: {'; '.join(lines)}")
     filled = {k: sub.get("default") for k, sub in props.items() if "default" in sub}
     filled.update(entry)
     return filled
+
+
+def entry_error_lines(err: jsonschema.ValidationError) -> list[str]:
+    """The lines of one schema error of an entry (``thinkbias.config.error_lines``); a ``sha256`` that
+    is not 64 hex digits is a malformed registry value, said so with what is wrong with it (a
+    16-character hash would otherwise surface later as a file that "changed after it was fetched")."""
+    from thinkbias.config import error_lines, key_path, show_value
+
+    path = list(err.absolute_path)
+    if err.validator == "pattern" and path and path[-1] == "sha256":
+        return [
+            f"registry key '{key_path(path)}' = {show_value(err.instance)}: malformed registry value "
+            f"({malformed_sha256(err.instance)}; either case)"
+        ]
+    return error_lines(err, noun="registry key")
 
 
 def extra_schema(schema: dict, backend: str) -> dict:
@@ -110,7 +136,7 @@ def spec_from_entry(model_id: str, entry: dict, weights: str = "", base: Path | 
     """Resolve a validated, default-filled entry to a ``ModelSpec``."""
     base = base or Path.cwd()
     files = entry.get("files") or []
-    sha = files[0].get("sha256", "") if files else ""
+    sha = normalized_sha256(files[0].get("sha256") or "") if files else ""
     if not sha and entry["backend"] == "vllm":
         sha = (entry.get("source") or {}).get("revision", "")
     extra = dict(entry.get("extra") or {})
@@ -121,7 +147,7 @@ def spec_from_entry(model_id: str, entry: dict, weights: str = "", base: Path | 
         backend=entry["backend"],
         weights=weights or default_weights(model_id, entry, base),
         weights_sha256=sha,
-        files=tuple((str(f["name"]), str(f.get("sha256") or "")) for f in files),
+        files=tuple((str(f["name"]), normalized_sha256(str(f.get("sha256") or ""))) for f in files),
         chat_template=entry.get("chat_template"),
         thinking=entry["thinking"],
         think_open=entry["think_open"],

@@ -24,7 +24,14 @@ import logging
 from dataclasses import replace
 from pathlib import Path
 
-from thinkbias.data.checksums import ChecksumMismatch, verified_sha256
+from thinkbias.data.checksums import (
+    ChecksumMismatch,
+    is_sha256,
+    malformed_sha256,
+    normalized_sha256,
+    same_sha256,
+    verified_sha256,
+)
 from thinkbias.data.verify import refetch_command
 from thinkbias.llm.types import ModelSpec
 from thinkbias.models.awq import RECORD as AWQ_RECORD
@@ -33,6 +40,10 @@ from thinkbias.models.hub import SHA256_RECORD, read_sha256_record
 log = logging.getLogger(__name__)
 
 RECORDS = (AWQ_RECORD, SHA256_RECORD)
+
+
+class MalformedSha256(ValueError):
+    """An expected sha256 that is not 64 hex digits: the value is wrong where it was written, not the file."""
 
 
 def _snapshot_expected(folder: Path, pins: dict[str, str]) -> dict[str, str]:
@@ -44,6 +55,28 @@ def _snapshot_expected(folder: Path, pins: dict[str, str]) -> dict[str, str]:
         expected.update(json.loads(awq_record.read_text())["files"])
     expected.update({name: sha for name, sha in pins.items() if sha})
     return expected
+
+
+def _expected_where(spec: ModelSpec, path: Path) -> str:
+    """Where the sha256 expected for ``path`` was read: the registry's ``files[i].sha256``, else the
+    record beside the weights (``SHA256SUMS`` or the quantizer's record)."""
+    names = [name for name, sha in spec.files if sha]
+    if path.name in names:
+        index = [name for name, _ in spec.files].index(path.name)
+        return f"malformed registry value: the registry key 'files[{index}].sha256' of model '{spec.id}'"
+    records = [path.parent / r for r in RECORDS if (path.parent / r).exists()]
+    return f"malformed value in {' or '.join(map(str, records)) or 'its record'}"
+
+
+def _check_expected(spec: ModelSpec, path: Path, expected: str) -> str:
+    """``expected`` in lower case; raise :class:`MalformedSha256` naming the model, the file and where
+    the value was read when it is not a sha256 (a refetch could not help, so none is advised)."""
+    if not is_sha256(expected):
+        raise MalformedSha256(
+            f"model '{spec.id}': weights file {path}: the expected sha256 {expected!r} is not 64 hex digits "
+            f"({malformed_sha256(expected)}): {_expected_where(spec, path)}; correct it there (the file was not used)"
+        )
+    return normalized_sha256(expected)
 
 
 def weight_files(spec: ModelSpec) -> list[tuple[Path, str]]:
@@ -86,9 +119,11 @@ def verified_spec(spec: ModelSpec) -> ModelSpec:
     """``spec`` with ``weights_sha256`` set to the verified identity of the files it loads.
 
     Raises :class:`~thinkbias.data.checksums.ChecksumMismatch` (file, expected and actual sha256,
-    the command that fetches it again) for a file that differs from its record, and
-    ``FileNotFoundError`` for a missing one. Files without any record are hashed and logged: their
-    identity is still their content, so changed bytes never reuse another file's cache entries.
+    the command that fetches it again) for a file that differs from its record (hex digits compared
+    in either case), :class:`MalformedSha256` for an expected value that is no sha256 at all (naming
+    the registry key or the record it was read from), and ``FileNotFoundError`` for a missing one.
+    Files without any record are hashed and logged: their identity is still their content, so
+    changed bytes never reuse another file's cache entries.
     """
     files = weight_files(spec)
     if not files:
@@ -106,8 +141,9 @@ def verified_spec(spec: ModelSpec) -> ModelSpec:
             raise FileNotFoundError(
                 f"model '{spec.id}': weights file {path} not found; fetch it with:\n  {_refetch(spec, path)}"
             )
+        expected = _check_expected(spec, path, expected) if expected else ""
         actual = verified_sha256(path)
-        if expected and actual != expected:
+        if expected and not same_sha256(actual, expected):
             raise ChecksumMismatch(
                 path, expected, actual, _refetch(spec, path), what=f"model '{spec.id}': weights file"
             )

@@ -10,7 +10,14 @@ import tempfile
 from pathlib import Path
 from typing import Sequence
 
-from thinkbias.data.checksums import remember_sha256, sha256_file
+from thinkbias.data.checksums import (
+    is_sha256,
+    malformed_sha256,
+    normalized_sha256,
+    remember_sha256,
+    same_sha256,
+    sha256_file,
+)
 from thinkbias.data.fetch import hf_token
 
 # Files besides the weights that a vLLM/transformers snapshot needs to load.
@@ -93,8 +100,14 @@ def check_shard_index(folder: Path, names: Sequence[str]) -> None:
 
 
 def expected_sha256(repo: str, commit: str, files: Sequence[dict], token: str | None, hub: HubClient) -> dict[str, str]:
-    """sha256 per file: the registry's pin where given, else the hub's LFS metadata at ``commit``."""
-    pinned = {f["name"]: f["sha256"] for f in files if f.get("sha256")}
+    """sha256 per file (lower case): the registry's pin where given, else the hub's LFS metadata at ``commit``."""
+    for i, f in enumerate(files):
+        if f.get("sha256") and not is_sha256(f["sha256"]):
+            raise WeightsError(
+                f"{repo}: malformed registry value: files[{i}].sha256 of '{f['name']}' = {f['sha256']!r} "
+                f"({malformed_sha256(f['sha256'])}); correct it in the registry (nothing was downloaded)"
+            )
+    pinned = {f["name"]: normalized_sha256(f["sha256"]) for f in files if f.get("sha256")}
     missing = [f["name"] for f in files if f["name"] not in pinned]
     if not missing:
         return pinned
@@ -105,7 +118,7 @@ def expected_sha256(repo: str, commit: str, files: Sequence[dict], token: str | 
                 f"{repo}@{commit}: no sha256 for '{name}' in the registry or the hub metadata "
                 f"(the snapshot's LFS files: {', '.join(sorted(known)) or 'none'})"
             )
-        pinned[name] = known[name]
+        pinned[name] = normalized_sha256(known[name])
     return pinned
 
 
@@ -152,7 +165,7 @@ def download_snapshot(
             if not path.exists():
                 raise WeightsError(f"{repo}@{commit}: {name} is not in the snapshot")
             got = sha256_file(path)
-            if got != sha:
+            if not same_sha256(got, sha):
                 raise WeightsError(f"{repo}@{commit}: {name} has sha256 {got}, expected {sha}")
         for item in Path(tmp).iterdir():
             if item.name.startswith("."):
@@ -186,5 +199,5 @@ def read_sha256_record(folder: Path) -> dict[str, str]:
     for line in record.read_text().splitlines():
         if line.strip():
             sha, name = line.split(maxsplit=1)
-            out[name.strip().lstrip("*")] = sha
+            out[name.strip().lstrip("*")] = normalized_sha256(sha)
     return out
