@@ -732,6 +732,11 @@ class CachedEngine:
             self.cache.put("probe", pkey, [scores_to_json(s) for s in scores])
         return probed
 
+    def build_info(self) -> dict:
+        """The engine build this engine runs on (``thinkbias.llm.run.engine_build`` names it in job
+        metrics and reports); backends add what decides their numbers."""
+        return {"backend": self.spec.backend}
+
     def close(self) -> None:
         self.cache.close()
 

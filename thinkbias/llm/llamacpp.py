@@ -475,6 +475,11 @@ class LlamaCppEngine(CachedEngine):
 
         self.batched.run(items, done, after=score)
 
+    def build_info(self) -> dict:
+        from thinkbias.llm.llamacpp_backends import build_info
+
+        return build_info(n_threads=self.llm.n_threads)
+
     def close(self) -> None:
         try:
             if self.batched is not None:

@@ -105,11 +105,11 @@ def build_info(n_threads: int | None = None) -> dict:
     info = system_info()
     out = {
         "backend": "llama.cpp",
-        "llama_cpp_python": llama_cpp.__version__,
+        "version": f"(llama-cpp-python {llama_cpp.__version__})",
         "cpu_variant": loaded_variant(),
-        "cpu_features": compiled_features(info),
         "machine": platform.machine(),
     }
     if n_threads is not None:
         out["threads"] = int(n_threads)
+    out["cpu_features"] = compiled_features(info)
     return out

@@ -20,7 +20,7 @@ import os
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterator
+from typing import Iterator, Sequence
 
 RECORD_ATTR = "job_metrics"  # the log-record attribute that carries a closing line's counters
 
@@ -35,7 +35,8 @@ class JobMetrics:
     ``probe_tokens``: further prompt-side tokens the engine evaluated (probe cues, answer scores,
     forced decisions); ``retries`` and ``retry_wait_s``: API attempts repeated after a retryable
     failure and the seconds waited before them; ``wall_s``: seconds the job's script ran (0 for a
-    batch).
+    batch); ``engine``: the engine build the model ran on (backend and version, CPU variant and its
+    instruction sets, threads: ``thinkbias.llm.run.engine_build``), "" where no model ran.
     """
 
     batches: int = 0
@@ -47,9 +48,25 @@ class JobMetrics:
     retries: int = 0
     retry_wait_s: float = 0.0
     wall_s: float = 0.0
+    engine: str = ""
 
     def __add__(self, other: JobMetrics) -> JobMetrics:
-        return JobMetrics(**{f.name: getattr(self, f.name) + getattr(other, f.name) for f in dataclasses.fields(self)})
+        summed = {f.name: getattr(self, f.name) + getattr(other, f.name) for f in dataclasses.fields(self)}
+        summed["engine"] = merge_builds(self.engine, other.engine)
+        return JobMetrics(**summed)
+
+
+BUILD_SEPARATOR = " | "
+
+
+def merge_builds(*builds: str) -> str:
+    """The distinct engine builds of several batches, in order of first appearance."""
+    seen: list[str] = []
+    for build in builds:
+        for part in build.split(BUILD_SEPARATOR) if build else []:
+            if part not in seen:
+                seen.append(part)
+    return BUILD_SEPARATOR.join(seen)
 
 
 FIELDS = {f.name: f.type for f in dataclasses.fields(JobMetrics)}
@@ -78,10 +95,15 @@ def read_job_metrics(path: str | Path) -> JobMetrics:
         raise ValueError(f"{path}: not a job metrics file ({err})") from None
     if not isinstance(data, dict):
         raise ValueError(f"{path}: a job metrics file holds a JSON object, found {type(data).__name__}")
+    data.setdefault("engine", "")  # files written before the engine build was recorded
     problems = [f"missing key '{k}'" for k in FIELDS if k not in data]
     problems += [f"unknown key '{k}'" for k in data if k not in FIELDS]
     for key, value in data.items():
         if key not in FIELDS:
+            continue
+        if FIELDS[key] == "str":
+            if not isinstance(value, str):
+                problems.append(f"'{key}' = {value!r} is not a text")
             continue
         whole = FIELDS[key] == "int"
         number = isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
@@ -90,7 +112,27 @@ def read_job_metrics(path: str | Path) -> JobMetrics:
             problems.append(f"'{key}' = {value!r} is not {kind}")
     if problems:
         raise ValueError(f"{path}: {len(problems)} bad job metrics value(s): {'; '.join(problems)}")
-    return JobMetrics(**{k: int(v) if FIELDS[k] == "int" else float(v) for k, v in data.items()})
+    kinds = {"int": int, "float": float, "str": str}
+    return JobMetrics(**{k: kinds[FIELDS[k]](v) for k, v in data.items()})
+
+
+def engine_builds(paths: Sequence[str | Path]) -> dict[str, int]:
+    """Each engine build named by the job metrics files ``paths`` -> how many jobs ran on it."""
+    counts: dict[str, int] = {}
+    for path in paths:
+        for build in read_job_metrics(path).engine.split(BUILD_SEPARATOR):
+            if build:
+                counts[build] = counts.get(build, 0) + 1
+    return counts
+
+
+def engine_build_lines(paths: Sequence[str | Path]) -> list[str]:
+    """Markdown bullet lines naming every engine build a study's model jobs ran on (with their
+    number of jobs), or saying that none ran (outputs brought from elsewhere, or all cached)."""
+    counts = engine_builds(paths)
+    if not counts:
+        return ["- no model job of this run recorded an engine build (outputs brought in, or none ran)"]
+    return [f"- {build} ({n} job{'s' if n != 1 else ''})" for build, n in counts.items()]
 
 
 class _Collector(logging.Handler):

@@ -456,6 +456,9 @@ class OpenAIEngine(CachedEngine):
             "run it on a llamacpp or vllm model"
         )
 
+    def build_info(self) -> dict:
+        return {"backend": "openai", "endpoint": endpoint_name(self.spec), "model": self.spec.api_model}
+
     def close(self) -> None:
         try:
             self.client.close()

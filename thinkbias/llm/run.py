@@ -42,6 +42,22 @@ def engine_prompt_tokens(engine: Engine | None) -> int | None:
     return None if value is None else int(value)
 
 
+def engine_build(engine: Engine | None) -> str:
+    """One line naming the engine build a job ran on: backend and version, then what decides its
+    numbers (the llama.cpp CPU variant and its instruction sets, threads; vLLM's device and dtype; an
+    API's endpoint); "" without an engine."""
+    info = getattr(engine, "build_info", None)
+    if info is None:
+        return ""
+    b = dict(info())
+    parts = [f"{b.pop('backend', '?')} {b.pop('version', '')}".strip()]
+    features = b.pop("cpu_features", None)
+    parts += [f"{key} {value}" for key, value in b.items()]
+    if features:
+        parts.append("instruction sets " + " ".join(features))
+    return ", ".join(parts)
+
+
 def engine_retries(engine: Engine | None) -> tuple[int, float]:
     """The engine's retries and seconds waited before them so far (0, 0.0 without such counters)."""
     stats = getattr(engine, "stats", None)
@@ -125,6 +141,7 @@ class Progress:
             probe_tokens=self.probe_tokens(),
             retries=retries,
             retry_wait_s=waited,
+            engine=engine_build(self.engine),
         )
 
     def finish(self) -> str:

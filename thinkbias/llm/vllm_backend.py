@@ -293,6 +293,15 @@ class VllmEngine(CachedEngine):
                 on_result(i, gen)
         return results
 
+    def build_info(self) -> dict:
+        info = self.runner.info
+        return {
+            "backend": "vllm",
+            "version": info.get("vllm_version", "unknown"),
+            "device": info.get("device", "unknown"),
+            "dtype": engine_kwargs(self.spec)["dtype"],
+        }
+
     def close(self) -> None:
         try:
             runner = self.__dict__.pop("runner", None)

@@ -66,6 +66,16 @@ def output_to_dict(o) -> dict:
     }
 
 
+def device_type() -> str:
+    """What vLLM runs on here (cpu, cuda, ...), from its platform detection."""
+    try:
+        from vllm.platforms import current_platform
+
+        return str(current_platform.device_type)
+    except (ImportError, AttributeError):
+        return "unknown"
+
+
 class InProcessRunner:
     """``vllm.LLM`` in this process."""
 
@@ -82,6 +92,7 @@ class InProcessRunner:
             "bos_token": getattr(self.tokenizer, "bos_token", "") or "",
             "eos_token": getattr(self.tokenizer, "eos_token", "") or "",
             "vllm_version": getattr(vllm, "__version__", "unknown"),
+            "device": device_type(),
         }
         self.calls: list[int] = []
 
