@@ -123,3 +123,9 @@ def test_metrics_of_a_real_engine_match_its_generations(fresh_engine, tmp_path):
         progress.finish()
     scored = read_job_metrics(tmp_path / "scored.json")
     assert scored.prompt_tokens == g.prompt_tokens and scored.probe_tokens > 0
+
+
+def test_a_metrics_file_written_before_empty_replies_existed_reads_it_as_zero(tmp_path):
+    path = tmp_path / "old.json"
+    path.write_text(json.dumps({k: 1 for k in FIELDS if k != "empty_replies"}))
+    assert read_job_metrics(path).empty_replies == 0 and read_job_metrics(path).retries == 1

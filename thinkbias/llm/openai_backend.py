@@ -14,6 +14,9 @@ llama.cpp or vLLM server), for reasoning APIs and autoraters.
   ``ApiRetriesExhausted`` names the model, the URL and the attempts. Finished requests are cached
   one by one, so a rerun after a failure resumes.
 - DeepSeek-style ``reasoning_content`` becomes ``Generation.thinking`` and ``content`` the answer.
+- A reply with no answer in it (``content: null`` and no reasoning, a refusal, a content filter;
+  ``thinkbias.llm.api_reply``) is never cached: it is counted (``stats.empty_replies``) and
+  retried like a 5xx, and the request fails when every attempt comes back empty.
 - Scoring uses ``logprobs`` + ``top_logprobs`` with ``max_tokens=1`` where the server supports it
   (``extra.supports_logprobs``, default true). Probing prefixes needs token-level prompts, which chat
   APIs do not offer: it raises ``NotImplementedError`` (probe on a llamacpp or vllm model).
@@ -33,6 +36,7 @@ from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Callable, TypeVar
 
+from thinkbias.llm.api_reply import ApiEmptyReply, empty_reply, reasoning_text
 from thinkbias.llm.base import CachedEngine
 from thinkbias.llm.candidates import scores_from_top_logprobs
 from thinkbias.llm.redact import redact, redact_secrets, register_secret
@@ -132,9 +136,12 @@ def attempt_timeout(policy: RetryPolicy, seconds: float):
 
 
 def is_retryable(err: BaseException) -> bool:
-    """429/408/409, 5xx, timeouts and connection failures are worth retrying; other errors are not."""
+    """429/408/409, 5xx, timeouts, connection failures and empty replies are worth retrying; other
+    errors are not."""
     import openai
 
+    if isinstance(err, ApiEmptyReply):
+        return True
     if isinstance(err, (openai.APITimeoutError, openai.APIConnectionError)):
         return True
     if isinstance(err, openai.APIStatusError):
@@ -175,6 +182,8 @@ def describe_error(err: BaseException, timeout_s: float | None = None) -> str:
 
     if isinstance(err, openai.APITimeoutError):
         return f"no reply within {timeout_s:g} s (timeout)" if timeout_s else "timeout"
+    if isinstance(err, ApiEmptyReply):
+        return redact(str(err))
     if isinstance(err, openai.APIStatusError):
         message = re.sub(r"^Error code: \d+ - ", "", err.message)  # the client's prefix repeats the status
         return redact(f"HTTP {err.status_code}: {message}")
@@ -337,9 +346,7 @@ def generation_from_response(spec: ModelSpec, request: Request, resp) -> Generat
     choice = resp.choices[0]
     msg = choice.message
     content = redact_secrets(msg.content or "")  # a server echoing the key never gets it into the cache
-    reasoning = getattr(msg, "reasoning_content", None)
-    if reasoning is None and getattr(msg, "model_extra", None):  # OpenRouter names it "reasoning"
-        reasoning = msg.model_extra.get("reasoning_content") or msg.model_extra.get("reasoning")
+    reasoning = reasoning_text(msg)
     reasoning = None if reasoning is None else redact_secrets(reasoning)
     usage = getattr(resp, "usage", None)
     pt = int(getattr(usage, "prompt_tokens", 0) or 0)
@@ -397,17 +404,22 @@ class OpenAIEngine(CachedEngine):
     def _waited(self, seconds: float) -> None:
         self._count(retry_wait_s=seconds)
 
-    def _create(self, kw: dict):
-        """One chat completion under the retry policy, counted in ``stats``."""
-        return with_retries(
-            self.spec,
-            lambda timeout: self.client.chat.completions.create(**kw, timeout=timeout),
-            self._attempt,
-            on_wait=self._waited,
-        )
+    def _create(self, kw: dict, answer: bool = False):
+        """One chat completion under the retry policy, counted in ``stats``. ``answer``: the reply
+        must hold an answer (``empty_reply``); an empty one is counted and retried, never returned."""
+
+        def call(timeout):
+            resp = self.client.chat.completions.create(**kw, timeout=timeout)
+            why = empty_reply(resp.choices[0]) if answer else None
+            if why is not None:
+                self._count(empty_replies=1)
+                raise ApiEmptyReply(why)
+            return resp
+
+        return with_retries(self.spec, call, self._attempt, on_wait=self._waited)
 
     def _one(self, request: Request) -> Generation:
-        resp = self._create(chat_kwargs(self.spec, request))
+        resp = self._create(chat_kwargs(self.spec, request), answer=True)
         gen = generation_from_response(self.spec, request, resp)
         self._count(generated_tokens=gen.completion_tokens, prompt_tokens=gen.prompt_tokens)
         return gen
