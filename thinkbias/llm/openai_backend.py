@@ -3,6 +3,8 @@ llama.cpp or vLLM server), for reasoning APIs and autoraters.
 
 - The API key is read only from the environment variable named by ``spec.api_key_env``; it never
   appears in cache keys, outputs, logs or Snakemake params. A local server needs no key.
+- The endpoint (``api_base``, normalised: ``thinkbias.llm.endpoint``) is part of every cache key,
+  so a registry id pointed at another server never reuses the first server's answers.
   The key is registered with ``thinkbias.llm.redact``: error messages, log lines and replies
   never carry it (nor any ``Bearer`` token), even from a server that echoes the request headers.
 - Requests run with bounded concurrency (``extra.max_concurrency``, default 4).
@@ -39,6 +41,7 @@ from typing import Callable, TypeVar
 from thinkbias.llm.api_reply import ApiEmptyReply, empty_reply, reasoning_text
 from thinkbias.llm.base import CachedEngine
 from thinkbias.llm.candidates import scores_from_top_logprobs
+from thinkbias.llm.endpoint import api_base_url, endpoint_identity
 from thinkbias.llm.redact import redact, redact_secrets, register_secret
 from thinkbias.llm.strict_schema import strict_schema
 from thinkbias.llm.thinking import split_thinking
@@ -102,7 +105,9 @@ class RetryPolicy:
 
 def api_url(spec: ModelSpec) -> str:
     """The base URL requests go to (for messages)."""
-    return spec.api_base or "https://api.openai.com/v1 (the default OpenAI API)"
+    if spec.api_base:
+        return spec.api_base
+    return f"{api_base_url(spec)} (api_base is empty: OPENAI_BASE_URL, else the OpenAI API)"
 
 
 def make_client(spec: ModelSpec):
@@ -121,7 +126,7 @@ def make_client(spec: ModelSpec):
         register_secret(key)
     policy = RetryPolicy.of(spec)
     return OpenAI(
-        base_url=spec.api_base or None,
+        base_url=api_base_url(spec),
         api_key=key or "no-key-needed",
         max_retries=0,
         timeout=attempt_timeout(policy, policy.timeout_s),
@@ -377,6 +382,7 @@ class OpenAIEngine(CachedEngine):
 
     def __init__(self, spec: ModelSpec, cache_dir: str | Path | None):
         super().__init__(spec, cache_dir)
+        self.endpoint = endpoint_identity(spec)
         self.client = make_client(spec)
         self.max_concurrency = max(1, int(spec.extra.get("max_concurrency", DEFAULT_MAX_CONCURRENCY)))
 
@@ -397,6 +403,10 @@ class OpenAIEngine(CachedEngine):
         raise NotImplementedError(
             f"model '{self.spec.id}': the openai backend has no tokenizer; use Generation.completion_tokens"
         )
+
+    def _key(self, kind: str, *parts: str) -> str:
+        # the endpoint is part of an API model's identity: another server's answers are never reused
+        return super()._key(kind, self.endpoint, *parts)
 
     def _attempt(self, attempt: int) -> None:
         self._count(requests=1, retries=1 if attempt else 0)
