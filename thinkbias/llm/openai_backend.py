@@ -16,9 +16,13 @@ llama.cpp or vLLM server), for reasoning APIs and autoraters.
   ``ApiRetriesExhausted`` names the model, the URL and the attempts. Finished requests are cached
   one by one, so a rerun after a failure resumes.
 - DeepSeek-style ``reasoning_content`` becomes ``Generation.thinking`` and ``content`` the answer.
-- A reply with no answer in it (``content: null`` and no reasoning, a refusal, a content filter;
-  ``thinkbias.llm.api_reply``) is never cached: it is counted (``stats.empty_replies``) and
-  retried like a 5xx, and the request fails when every attempt comes back empty.
+- A reply with no answer in it (no choices, ``content: null`` and no reasoning, a refusal, a
+  content filter; ``thinkbias.llm.api_reply``) is never cached: it is counted
+  (``stats.empty_replies``) and retried like a 5xx, and the request fails when every attempt
+  comes back empty. A 2xx reply that is not a chat completion (not JSON, an HTML page) fails at
+  once (``ApiRequestFailed``); every error names the model, the URL, the HTTP status and the start
+  of the body (redacted), and a stop before the retries are spent says why (a ``Retry-After``
+  past the budget).
 - Scoring uses ``logprobs`` + ``top_logprobs`` with ``max_tokens=1`` where the server supports it
   (``extra.supports_logprobs``, default true). Probing prefixes needs token-level prompts, which chat
   APIs do not offer: it raises ``NotImplementedError`` (probe on a llamacpp or vllm model).
@@ -31,14 +35,20 @@ import json
 import logging
 import os
 import random
-import re
 import time
 from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Callable, TypeVar
 
-from thinkbias.llm.api_reply import ApiEmptyReply, empty_reply, reasoning_text
+from thinkbias.llm.api_reply import (
+    ApiBadReply,
+    ApiEmptyReply,
+    chat_completion,
+    empty_reply,
+    reasoning_text,
+    status_error_text,
+)
 from thinkbias.llm.base import CachedEngine
 from thinkbias.llm.candidates import scores_from_top_logprobs
 from thinkbias.llm.endpoint import api_base_url, endpoint_identity
@@ -187,12 +197,25 @@ def describe_error(err: BaseException, timeout_s: float | None = None) -> str:
 
     if isinstance(err, openai.APITimeoutError):
         return f"no reply within {timeout_s:g} s (timeout)" if timeout_s else "timeout"
-    if isinstance(err, ApiEmptyReply):
+    if isinstance(err, (ApiEmptyReply, ApiBadReply)):
         return redact(str(err))
     if isinstance(err, openai.APIStatusError):
-        message = re.sub(r"^Error code: \d+ - ", "", err.message)  # the client's prefix repeats the status
-        return redact(f"HTTP {err.status_code}: {message}")
+        return status_error_text(err)
     return redact(f"{type(err).__name__}: {err}")
+
+
+def budget_stop(err: BaseException | None, policy: RetryPolicy, elapsed_s: float) -> str:
+    """Why retrying stopped before ``max_retries`` were spent: the next wait would end past the
+    retry budget (the server's ``Retry-After``, or the backoff)."""
+    left = max(0.0, policy.retry_budget_s - elapsed_s)
+    budget = f"extra.retry_budget_s {policy.retry_budget_s:g}"
+    asked = None if err is None else retry_after_s(err)
+    if asked is not None:
+        return (
+            f"not retried: the server asked to wait {asked:g} s (Retry-After), more than the {left:.1f} s left "
+            f"of the retry budget ({budget})"
+        )
+    return f"not retried: the next backoff wait would end past the retry budget ({left:.1f} s left of {budget})"
 
 
 def with_retries(
@@ -259,16 +282,18 @@ def with_retries(
                 return call(attempt_timeout(policy, timeouts[-1]))
         raise AssertionError("unreachable: tenacity returns or raises")
     except RetryError as err:
+        elapsed, last = time.monotonic() - start, err.last_attempt.exception()
         failure = (
-            f"{err.last_attempt.attempt_number} attempts in {time.monotonic() - start:.1f} s failed "
+            f"{err.last_attempt.attempt_number} attempts in {elapsed:.1f} s failed "
             f"(extra.max_retries {policy.max_retries}, extra.retry_budget_s {policy.retry_budget_s:g}, "
-            f"extra.timeout_s {policy.timeout_s:g}); last error: "
-            f"{describe_error(err.last_attempt.exception(), timeouts[-1])}"
+            f"extra.timeout_s {policy.timeout_s:g}); last error: {describe_error(last, timeouts[-1])}"
         )
+        if err.last_attempt.attempt_number <= policy.max_retries:  # the budget stopped it, not the count
+            failure += f"; {budget_stop(last, policy, elapsed)}"
     except Exception as err:  # noqa: BLE001 - an API error is re-raised redacted, anything else as is
         import openai
 
-        if not isinstance(err, openai.APIError):
+        if not isinstance(err, (openai.APIError, ApiBadReply)):
             raise
         error = ApiRequestFailed
         failure = f"attempt {len(timeouts)} failed and cannot be retried: {describe_error(err, timeouts[-1])}"
@@ -419,11 +444,15 @@ class OpenAIEngine(CachedEngine):
         must hold an answer (``empty_reply``); an empty one is counted and retried, never returned."""
 
         def call(timeout):
-            resp = self.client.chat.completions.create(**kw, timeout=timeout)
-            why = empty_reply(resp.choices[0]) if answer else None
-            if why is not None:
+            raw = self.client.chat.completions.with_raw_response.create(**kw, timeout=timeout)
+            try:
+                resp = chat_completion(raw)
+                why = empty_reply(resp.choices[0]) if answer else None
+                if why is not None:
+                    raise ApiEmptyReply(why)
+            except ApiEmptyReply:
                 self._count(empty_replies=1)
-                raise ApiEmptyReply(why)
+                raise
             return resp
 
         return with_retries(self.spec, call, self._attempt, on_wait=self._waited)
