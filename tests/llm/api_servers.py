@@ -1,6 +1,7 @@
-"""Real HTTP servers on 127.0.0.1 that misbehave the way APIs do: answer with scripted statuses and
-``Retry-After`` headers, echo the request's ``Authorization`` header back, or accept a connection
-and never answer. Each runs in a thread of the test process and records what it received."""
+"""Real HTTP servers on 127.0.0.1 that misbehave the way APIs do: answer with scripted statuses,
+``Retry-After`` headers and bodies (JSON, or raw text such as an HTML page), echo the request's
+``Authorization`` header back, or accept a connection and never answer. Each runs in a thread of
+the test process and records what it received."""
 
 from __future__ import annotations
 
@@ -9,22 +10,52 @@ import socket
 import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 from typing import Callable
 
+import yaml
 
-def completion(content: str, completion_tokens: int = 3) -> dict:
-    """A chat completion body as OpenAI-compatible servers send it."""
+
+def completion(content: str | None, completion_tokens: int = 3, finish_reason: str = "stop", **message) -> dict:
+    """A chat completion body as OpenAI-compatible servers send it (``message``: further fields of
+    the reply's message, e.g. ``refusal``)."""
     return {
         "id": "cmpl-1",
         "object": "chat.completion",
         "created": 0,
         "model": "served",
-        "choices": [{"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": content}}],
+        "choices": [
+            {
+                "index": 0,
+                "finish_reason": finish_reason,
+                "message": {"role": "assistant", "content": content, **message},
+            }
+        ],
         "usage": {"prompt_tokens": 5, "completion_tokens": completion_tokens, "total_tokens": 5 + completion_tokens},
     }
 
 
-Reply = tuple[int, dict, dict]  # status, headers, JSON body
+# status, headers, body: JSON (dict, list, None), or text sent as it is (Content-Type from the
+# headers, application/json unless they name one)
+Reply = tuple[int, dict, object]
+
+
+def api_registry(path: Path, url: str, model: str = "scripted-api", **extra) -> str:
+    """Write a registry with one ``openai`` model at ``url`` (``extra``: its options) to ``path``."""
+    entry = {
+        "backend": "openai",
+        "description": "a local scripted server",
+        "license": "mit",
+        "api_base": url,
+        "api_model": "served",
+        "files": [],
+        "thinking": "none",
+        "n_ctx": 4096,
+        "gpus": 0,
+        "extra": {"backoff_s": 0.01, "max_concurrency": 1, **extra},
+    }
+    path.write_text(yaml.safe_dump({model: entry}))
+    return str(path)
 
 
 class ScriptedApi:
@@ -43,9 +74,9 @@ class ScriptedApi:
                 api.received.append(headers)
                 api.times.append(time.monotonic())
                 status, extra, body = api.respond(n, headers)
-                data = json.dumps(body).encode()
+                data = body.encode() if isinstance(body, str) else json.dumps(body).encode()
+                extra = {"Content-Type": "application/json", **extra}
                 self.send_response(status)
-                self.send_header("Content-Type", "application/json")
                 self.send_header("Content-Length", str(len(data)))
                 for k, v in extra.items():
                     self.send_header(k, v)

@@ -36,16 +36,20 @@ def test_written_metrics_read_back_equal(tmp_path):
     assert [p.name for p in path.parent.iterdir()] == ["job.json"]  # no temporary file left
 
 
+NUMBERS = [k for k, kind in FIELDS.items() if kind != "str"]
+
+
 @pytest.mark.parametrize(
     "text, message",
     [
         ("{", "not a job metrics file"),
         ("[1, 2]", "holds a JSON object, found list"),
-        (json.dumps({**{k: 0 for k in FIELDS}, "tokens": 3}), "unknown key 'tokens'"),
-        (json.dumps({k: 0 for k in FIELDS if k != "cached"}), "missing key 'cached'"),
+        (json.dumps({**{k: 0 for k in NUMBERS}, "tokens": 3}), "unknown key 'tokens'"),
+        (json.dumps({k: 0 for k in NUMBERS if k != "cached"}), "missing key 'cached'"),
+        (json.dumps({**{k: 0 for k in NUMBERS}, "engine": 7}), "'engine' = 7 is not a text"),
         (
             json.dumps(
-                {**{k: 0 for k in FIELDS}, "generated_tokens": -1, "requests": 2.5, "retries": "1", "wall_s": True}
+                {**{k: 0 for k in NUMBERS}, "generated_tokens": -1, "requests": 2.5, "retries": "1", "wall_s": True}
             ),
             "4 bad job metrics value(s): 'requests' = 2.5 is not a count (whole number >= 0); 'generated_tokens' = -1 "
             "is not a count (whole number >= 0); 'retries' = '1' is not a count (whole number >= 0); 'wall_s' = True "
@@ -123,3 +127,10 @@ def test_metrics_of_a_real_engine_match_its_generations(fresh_engine, tmp_path):
         progress.finish()
     scored = read_job_metrics(tmp_path / "scored.json")
     assert scored.prompt_tokens == g.prompt_tokens and scored.probe_tokens > 0
+
+
+def test_a_metrics_file_written_before_empty_replies_and_engine_existed_reads_them_as_unset(tmp_path):
+    path = tmp_path / "old.json"
+    path.write_text(json.dumps({k: 1 for k in NUMBERS if k != "empty_replies"}))
+    old = read_job_metrics(path)
+    assert old.empty_replies == 0 and old.engine == "" and old.retries == 1

@@ -36,7 +36,8 @@ class EngineStats:
     retryable failure (APIs); ``retry_wait_s``: seconds spent waiting before those retries;
     ``awaited``: results another live process was generating, waited for instead of generated
     (also counted in ``cache_hits``); ``taken_over``: requests leased by a process that died,
-    generated here instead.
+    generated here instead; ``empty_replies``: API replies with no answer in them (no content nor
+    reasoning, or a refusal), retried and never cached.
     """
 
     generated_tokens: int = 0
@@ -48,6 +49,7 @@ class EngineStats:
     retry_wait_s: float = 0.0
     awaited: int = 0
     taken_over: int = 0
+    empty_replies: int = 0
 
 
 def generation_to_json(g: Generation) -> dict:

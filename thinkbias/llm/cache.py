@@ -15,11 +15,20 @@ A second table holds leases (``thinkbias.llm.leases``): the keys a live process 
 so that another process waits for them instead of generating them twice. ``claim`` leases keys
 (taking over expired leases), ``put`` stores a result and frees its lease in one commit,
 ``release`` frees what was not finished.
+
+A cache whose file or folder this process cannot write (a released cache on a read-only file
+system or share) is opened read-only (SQLite ``mode=ro``, or ``immutable=1`` when the folder
+cannot even hold WAL's shared-memory file): every result it holds is served, and the first result
+it lacks stops the job with ``CacheReadOnly``, naming the file, before anything is computed for a
+generation (at ``claim``) or right after a score or probe. Storage failures (the folder is a file,
+a full disk, an unreadable file) raise ``CacheStorageError`` naming the file and the operation;
+SQLite's atomic commits keep what was stored before intact.
 """
 
 from __future__ import annotations
 
 import json
+import logging
 import os
 import re
 import sqlite3
@@ -27,9 +36,13 @@ import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence, TypeVar
+from urllib.parse import quote
 
 from thinkbias.llm.leases import Holder, lease_expired, lease_ttl_s, new_holder, retire
+
+T = TypeVar("T")
+log = logging.getLogger(__name__)
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS entries (
@@ -63,6 +76,54 @@ class Claim:
     taken_over: dict[str, Holder] = field(default_factory=dict)
 
 
+class CacheStorageError(RuntimeError):
+    """The request cache's file cannot be opened, read or written; the message names the file."""
+
+
+class CacheReadOnly(CacheStorageError):
+    """A result missing from a read-only cache was needed: a read-only cache cannot store it."""
+
+
+def storage_error(path: Path, what: str, err: BaseException) -> CacheStorageError:
+    """The error of a failed ``what`` (e.g. "store a gen result") on the cache file ``path``."""
+    text = str(err)
+    if "readonly" in text or "read-only" in text:
+        return CacheReadOnly(f"request cache {path}: cannot {what}: the file is read-only ({text})")
+    hint = ""
+    if "full" in text or "disk I/O" in text:
+        hint = (
+            f"; is the disk holding {path.parent} full? (df {path.parent}); "
+            "the results stored before are intact, and a rerun with space free resumes"
+        )
+    return CacheStorageError(f"request cache {path}: cannot {what}: {text}{hint}")
+
+
+def writable(path: Path) -> bool:
+    """Whether this process may write the cache file ``path`` and its folder (``os.access``, which
+    also says no on a read-only file system, for root too)."""
+    return os.access(path.parent, os.W_OK) and (not path.exists() or os.access(path, os.W_OK))
+
+
+def prepare_folder(path: Path) -> None:
+    """Create the folder of the cache file ``path``; a file in its way is named."""
+    for p in (path.parent, *path.parent.parents):
+        if p.exists():
+            if not p.is_dir():
+                raise CacheStorageError(
+                    f"request cache {path}: {p} is a file, not a folder (cache_dir must name a folder)"
+                )
+            break
+    if not path.parent.is_dir():
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as err:
+            raise CacheStorageError(
+                f"request cache {path}: cannot create its folder {path.parent}: {err.strerror or err}"
+            ) from None
+    if path.is_dir():
+        raise CacheStorageError(f"request cache {path} is a folder, not a cache file")
+
+
 def cache_path(cache_dir: str | Path, model_id: str) -> Path:
     """The SQLite file of one model: ``<cache_dir>/<model id>.sqlite`` (id made file-name safe)."""
     safe = re.sub(r"[^A-Za-z0-9._-]+", "_", model_id)
@@ -73,7 +134,9 @@ class RequestCache:
     """A key -> JSON value store per result kind (``gen``, ``score``, ``probe``, ``embed`` ...).
 
     Thread-safe within a process (one connection behind a lock) and safe across processes (SQLite
-    locking). ``path=None`` gives an in-memory cache (nothing persists).
+    locking). ``path=None`` gives an in-memory cache (nothing persists). A file or folder this
+    process cannot write is opened read-only (``read_only``): it serves what it holds, and storing
+    or leasing raises ``CacheReadOnly``.
     """
 
     def __init__(self, path: str | Path | None, timeout_s: float = 120.0, holder: Holder | None = None):
@@ -83,16 +146,89 @@ class RequestCache:
         self.lease_ttl_s = lease_ttl_s()
         self._heartbeat: threading.Thread | None = None
         self._closing = threading.Event()
+        self.read_only = False
         if self.path is None:
             self._conn = sqlite3.connect(":memory:", check_same_thread=False)
         else:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            self._conn = sqlite3.connect(str(self.path), timeout=timeout_s, check_same_thread=False)
-            journal = os.environ.get("THINKBIAS_CACHE_JOURNAL", "WAL").upper()
-            self._retry(lambda: self._conn.execute(f"PRAGMA journal_mode={journal}"))
-            self._conn.execute("PRAGMA synchronous=NORMAL")
-            self._conn.execute(f"PRAGMA busy_timeout={int(timeout_s * 1000)}")
-        self._retry(lambda: (self._conn.executescript(SCHEMA), self._conn.commit()))
+            prepare_folder(self.path)
+            if not writable(self.path):
+                self._conn = self._open_read_only(timeout_s)
+                return
+            try:
+                self._conn = self._open(timeout_s)
+            except sqlite3.Error as err:
+                raise storage_error(self.path, "open it", err) from None
+        self._stored(lambda: (self._conn.executescript(SCHEMA), self._conn.commit()), "create its tables")
+
+    def _open(self, timeout_s: float) -> sqlite3.Connection:
+        """A read-write connection to the cache file, in the configured journal mode."""
+        assert self.path is not None
+        conn = sqlite3.connect(str(self.path), timeout=timeout_s, check_same_thread=False)
+        journal = os.environ.get("THINKBIAS_CACHE_JOURNAL", "WAL").upper()
+        try:
+            self._retry(lambda: conn.execute(f"PRAGMA journal_mode={journal}"))
+            conn.execute("PRAGMA synchronous=NORMAL")
+            conn.execute(f"PRAGMA busy_timeout={int(timeout_s * 1000)}")
+        except sqlite3.Error:
+            conn.close()
+            raise
+        return conn
+
+    def _open_read_only(self, timeout_s: float) -> sqlite3.Connection:
+        """A read-only connection to a cache file this process cannot write: ``mode=ro``, else
+        ``immutable=1`` (a WAL database in a folder that cannot hold its shared-memory file)."""
+        assert self.path is not None
+        if not self.path.exists():
+            raise CacheReadOnly(
+                f"request cache {self.path} does not exist, and its folder {self.path.parent} is read-only, "
+                "so it cannot be created: nothing can be served from it or stored in it"
+            )
+        uri = f"file:{quote(str(self.path.resolve()))}?mode=ro"
+        error: sqlite3.Error | None = None
+        for suffix in ("", "&immutable=1"):
+            conn = sqlite3.connect(uri + suffix, uri=True, timeout=timeout_s, check_same_thread=False)
+            try:
+                conn.execute("SELECT COUNT(*) FROM entries").fetchone()
+            except sqlite3.Error as err:
+                conn.close()
+                error = err
+                continue
+            wal = Path(f"{self.path}-wal")
+            if suffix and wal.exists() and wal.stat().st_size > 0:
+                log.warning(
+                    "request cache %s: opened read-only and immutable; %s holds results never checkpointed "
+                    "into it, which this cannot read (open a writable copy of both files once to fold them in)",
+                    self.path,
+                    wal,
+                )
+            self.read_only = True
+            log.info(
+                "request cache %s is read-only for this process: serving the results it holds; a result "
+                "missing from it stops the job",
+                self.path,
+            )
+            return conn
+        raise storage_error(self.path, "open it read-only", error) from None
+
+    def _refuse(self, n: int, kind: str) -> CacheReadOnly:
+        return CacheReadOnly(
+            f"request cache {self.path} is read-only (this process cannot write it or its folder): {n} {kind} "
+            "result(s) are not in it, and a read-only cache cannot store new ones; run with a writable "
+            "cache_dir (a copy of this cache) to compute them"
+        )
+
+    def _stored(self, fn: Callable[[], T], what: str) -> T:
+        """``fn()`` (a write, retried while the database is locked); a storage failure becomes a
+        ``CacheStorageError`` naming the file, after the open transaction is rolled back."""
+        try:
+            return self._retry(fn)
+        except sqlite3.Error as err:
+            if getattr(self, "_conn", None) is not None:
+                try:
+                    self._conn.rollback()
+                except sqlite3.Error:
+                    pass
+            raise storage_error(self.path or Path(":memory:"), what, err) from None
 
     @staticmethod
     def _retry(fn, attempts: int = 20):
@@ -107,11 +243,16 @@ class RequestCache:
     def get(self, kind: str, key: str) -> Any | None:
         """The stored value (decoded JSON) or None."""
         with self._lock:
-            row = self._conn.execute("SELECT value FROM entries WHERE kind=? AND key=?", (kind, key)).fetchone()
+            try:
+                row = self._conn.execute("SELECT value FROM entries WHERE kind=? AND key=?", (kind, key)).fetchone()
+            except sqlite3.Error as err:
+                raise storage_error(self.path or Path(":memory:"), f"read a {kind} result", err) from None
         return None if row is None else json.loads(row[0])
 
     def put(self, kind: str, key: str, value: Any) -> None:
         """Store ``value`` (JSON-serialisable), free this connection's lease of it, commit at once."""
+        if self.read_only:
+            raise self._refuse(1, kind)
         text = json.dumps(value, separators=(",", ":"))
 
         def write():
@@ -123,7 +264,7 @@ class RequestCache:
             self._conn.commit()
 
         with self._lock:
-            self._retry(write)
+            self._stored(write, f"store a {kind} result")
 
     def count(self, kind: str | None = None) -> int:
         """Number of stored entries (of one kind, or all)."""
@@ -136,6 +277,8 @@ class RequestCache:
     def claim(self, kind: str, keys: Sequence[str]) -> Claim:
         """Lease every key that is free or whose lease expired (``lease_expired``); report the
         others with their holder. One commit for all keys."""
+        if self.read_only:
+            raise self._refuse(len(keys), kind)
         h = self.holder
         out = Claim()
 
@@ -169,7 +312,7 @@ class RequestCache:
             self._conn.commit()
 
         with self._lock:
-            self._retry(lease)
+            self._stored(lease, f"lease {len(keys)} {kind} request(s)")
             if out.mine and self._heartbeat is None and self.path is not None:
                 self._heartbeat = threading.Thread(target=self._renew_loop, name="cache-lease-renewal", daemon=True)
                 self._heartbeat.start()
@@ -177,6 +320,8 @@ class RequestCache:
 
     def release(self, kind: str, keys: Sequence[str]) -> None:
         """Free this connection's leases of ``keys`` (those not finished: nothing else is lost)."""
+        if self.read_only:
+            return  # it holds no lease
 
         def free():
             self._conn.executemany(
@@ -185,7 +330,10 @@ class RequestCache:
             self._conn.commit()
 
         with self._lock:
-            self._retry(free)
+            try:
+                self._stored(free, f"free {len(keys)} {kind} lease(s)")
+            except CacheStorageError as err:  # on the way out of a failure: keep that one visible
+                log.warning("%s; the leases expire when this process closes the cache", err)
 
     def leases(self) -> list[tuple[str, str, Holder, float]]:
         """Every lease as (kind, key, holder, last renewal)."""
@@ -216,8 +364,9 @@ class RequestCache:
             self._heartbeat.join()
         with self._lock:
             try:
-                self._conn.execute("DELETE FROM leases WHERE token=?", (self.holder.token,))
-                self._conn.commit()
+                if not self.read_only:
+                    self._conn.execute("DELETE FROM leases WHERE token=?", (self.holder.token,))
+                    self._conn.commit()
             except sqlite3.Error:
                 pass  # the leases then expire: this holder is retired below
             self._conn.close()

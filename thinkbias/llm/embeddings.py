@@ -10,13 +10,15 @@ from typing import Sequence
 import numpy as np
 
 from thinkbias.llm.base import CachedEngine
+from thinkbias.llm.endpoint import endpoint_identity
 from thinkbias.llm.types import ModelSpec
 
 
 class Embedder(CachedEngine):
     """Embeddings as one more cached primitive of the engine: the model's cache file, the key
-    ``_key("embed", model_name, text)``, leases (a text another live process embeds now is awaited,
-    not embedded twice) and the counters of every other primitive. Loads no chat model."""
+    ``_key("embed", model_name, text)`` (an ``openai`` model's also names its endpoint, as its
+    generations' do), leases (a text another live process embeds now is awaited, not embedded
+    twice) and the counters of every other primitive. Loads no chat model."""
 
     def __init__(
         self, spec: ModelSpec, cache_dir: str | Path | None, batch_size: int = 32, n_threads: int | None = None
@@ -25,7 +27,11 @@ class Embedder(CachedEngine):
             raise NotImplementedError(f"model '{spec.id}': embeddings are supported on llamacpp and openai")
         super().__init__(spec, cache_dir)
         self.model_name = spec.extra.get("embeddings_model", spec.api_model) if spec.backend == "openai" else "mean"
+        self.endpoint = endpoint_identity(spec) if spec.backend == "openai" else None
         self.batch_size, self.n_threads = batch_size, n_threads
+
+    def _key(self, kind: str, *parts: str) -> str:
+        return super()._key(kind, *((self.endpoint,) if self.endpoint else ()), *parts)
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         """Embeddings of ``texts`` (rows follow ``texts``; a repeated text is embedded once)."""

@@ -34,9 +34,11 @@ class JobMetrics:
     (the engine's counter); ``prompt_tokens``: prompt tokens of the results generated now;
     ``probe_tokens``: further prompt-side tokens the engine evaluated (probe cues, answer scores,
     forced decisions); ``retries`` and ``retry_wait_s``: API attempts repeated after a retryable
-    failure and the seconds waited before them; ``wall_s``: seconds the job's script ran (0 for a
-    batch); ``engine``: the engine build the model ran on (backend and version, CPU variant and its
-    instruction sets, threads: ``thinkbias.llm.run.engine_build``), "" where no model ran.
+    failure and the seconds waited before them; ``empty_replies``: API replies that held no answer
+    (no content nor reasoning, or a refusal), each retried and never cached; ``wall_s``: seconds
+    the job's script ran (0 for a batch); ``engine``: the engine build the model ran on (backend and
+    version, CPU variant and its instruction sets, threads: ``thinkbias.llm.run.engine_build``), ""
+    where no model ran.
     """
 
     batches: int = 0
@@ -47,6 +49,7 @@ class JobMetrics:
     probe_tokens: int = 0
     retries: int = 0
     retry_wait_s: float = 0.0
+    empty_replies: int = 0
     wall_s: float = 0.0
     engine: str = ""
 
@@ -70,6 +73,8 @@ def merge_builds(*builds: str) -> str:
 
 
 FIELDS = {f.name: f.type for f in dataclasses.fields(JobMetrics)}
+# keys added after metrics files were first written: a file without one reads it as 0
+LATER_FIELDS = {"empty_replies": 0, "engine": ""}  # value of a key files written before it lack
 
 
 def write_job_metrics(path: str | Path, metrics: JobMetrics) -> None:
@@ -78,7 +83,7 @@ def write_job_metrics(path: str | Path, metrics: JobMetrics) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     values = dataclasses.asdict(metrics)
     values["retry_wait_s"] = round(float(values["retry_wait_s"]), 3)
-    values["wall_s"] = round(float(values["wall_s"]), 3)
+    values["wall_s"] = round(float(values["wall_s"]), 6)  # a job of under a millisecond still shows its time
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     tmp.write_text(json.dumps(values, indent=1) + "\n")
     os.replace(tmp, path)
@@ -87,7 +92,8 @@ def write_job_metrics(path: str | Path, metrics: JobMetrics) -> None:
 def read_job_metrics(path: str | Path) -> JobMetrics:
     """The metrics a job wrote with :func:`write_job_metrics`; a file that is not such an object
     (not JSON, a missing or unknown key, a negative, fractional or non-numeric count) stops with
-    the file and every offending key."""
+    the file and every offending key. A key of ``LATER_FIELDS`` missing (a file written before it
+    existed) reads as its value there."""
     path = Path(path)
     try:
         data = json.loads(path.read_text())
@@ -95,7 +101,7 @@ def read_job_metrics(path: str | Path) -> JobMetrics:
         raise ValueError(f"{path}: not a job metrics file ({err})") from None
     if not isinstance(data, dict):
         raise ValueError(f"{path}: a job metrics file holds a JSON object, found {type(data).__name__}")
-    data.setdefault("engine", "")  # files written before the engine build was recorded
+    data = {**LATER_FIELDS, **data}
     problems = [f"missing key '{k}'" for k in FIELDS if k not in data]
     problems += [f"unknown key '{k}'" for k in data if k not in FIELDS]
     for key, value in data.items():

@@ -3,6 +3,8 @@ llama.cpp or vLLM server), for reasoning APIs and autoraters.
 
 - The API key is read only from the environment variable named by ``spec.api_key_env``; it never
   appears in cache keys, outputs, logs or Snakemake params. A local server needs no key.
+- The endpoint (``api_base``, normalised: ``thinkbias.llm.endpoint``) is part of every cache key,
+  so a registry id pointed at another server never reuses the first server's answers.
   The key is registered with ``thinkbias.llm.redact``: error messages, log lines and replies
   never carry it (nor any ``Bearer`` token), even from a server that echoes the request headers.
 - Requests run with bounded concurrency (``extra.max_concurrency``, default 4).
@@ -14,6 +16,13 @@ llama.cpp or vLLM server), for reasoning APIs and autoraters.
   ``ApiRetriesExhausted`` names the model, the URL and the attempts. Finished requests are cached
   one by one, so a rerun after a failure resumes.
 - DeepSeek-style ``reasoning_content`` becomes ``Generation.thinking`` and ``content`` the answer.
+- A reply with no answer in it (no choices, ``content: null`` and no reasoning, a refusal, a
+  content filter; ``thinkbias.llm.api_reply``) is never cached: it is counted
+  (``stats.empty_replies``) and retried like a 5xx, and the request fails when every attempt
+  comes back empty. A 2xx reply that is not a chat completion (not JSON, an HTML page) fails at
+  once (``ApiRequestFailed``); every error names the model, the URL, the HTTP status and the start
+  of the body (redacted), and a stop before the retries are spent says why (a ``Retry-After``
+  past the budget).
 - Scoring uses ``logprobs`` + ``top_logprobs`` with ``max_tokens=1`` where the server supports it
   (``extra.supports_logprobs``, default true). Probing prefixes needs token-level prompts, which chat
   APIs do not offer: it raises ``NotImplementedError`` (probe on a llamacpp or vllm model).
@@ -26,15 +35,23 @@ import json
 import logging
 import os
 import random
-import re
 import time
 from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Callable, TypeVar
 
+from thinkbias.llm.api_reply import (
+    ApiBadReply,
+    ApiEmptyReply,
+    chat_completion,
+    empty_reply,
+    reasoning_text,
+    status_error_text,
+)
 from thinkbias.llm.base import CachedEngine
 from thinkbias.llm.candidates import scores_from_top_logprobs
+from thinkbias.llm.endpoint import api_base_url, endpoint_identity
 from thinkbias.llm.redact import redact, redact_secrets, register_secret
 from thinkbias.llm.strict_schema import strict_schema
 from thinkbias.llm.thinking import split_thinking
@@ -98,7 +115,9 @@ class RetryPolicy:
 
 def api_url(spec: ModelSpec) -> str:
     """The base URL requests go to (for messages)."""
-    return spec.api_base or "https://api.openai.com/v1 (the default OpenAI API)"
+    if spec.api_base:
+        return spec.api_base
+    return f"{api_base_url(spec)} (api_base is empty: OPENAI_BASE_URL, else the OpenAI API)"
 
 
 def make_client(spec: ModelSpec):
@@ -117,7 +136,7 @@ def make_client(spec: ModelSpec):
         register_secret(key)
     policy = RetryPolicy.of(spec)
     return OpenAI(
-        base_url=spec.api_base or None,
+        base_url=api_base_url(spec),
         api_key=key or "no-key-needed",
         max_retries=0,
         timeout=attempt_timeout(policy, policy.timeout_s),
@@ -132,9 +151,12 @@ def attempt_timeout(policy: RetryPolicy, seconds: float):
 
 
 def is_retryable(err: BaseException) -> bool:
-    """429/408/409, 5xx, timeouts and connection failures are worth retrying; other errors are not."""
+    """429/408/409, 5xx, timeouts, connection failures and empty replies are worth retrying; other
+    errors are not."""
     import openai
 
+    if isinstance(err, ApiEmptyReply):
+        return True
     if isinstance(err, (openai.APITimeoutError, openai.APIConnectionError)):
         return True
     if isinstance(err, openai.APIStatusError):
@@ -175,10 +197,25 @@ def describe_error(err: BaseException, timeout_s: float | None = None) -> str:
 
     if isinstance(err, openai.APITimeoutError):
         return f"no reply within {timeout_s:g} s (timeout)" if timeout_s else "timeout"
+    if isinstance(err, (ApiEmptyReply, ApiBadReply)):
+        return redact(str(err))
     if isinstance(err, openai.APIStatusError):
-        message = re.sub(r"^Error code: \d+ - ", "", err.message)  # the client's prefix repeats the status
-        return redact(f"HTTP {err.status_code}: {message}")
+        return status_error_text(err)
     return redact(f"{type(err).__name__}: {err}")
+
+
+def budget_stop(err: BaseException | None, policy: RetryPolicy, elapsed_s: float) -> str:
+    """Why retrying stopped before ``max_retries`` were spent: the next wait would end past the
+    retry budget (the server's ``Retry-After``, or the backoff)."""
+    left = max(0.0, policy.retry_budget_s - elapsed_s)
+    budget = f"extra.retry_budget_s {policy.retry_budget_s:g}"
+    asked = None if err is None else retry_after_s(err)
+    if asked is not None:
+        return (
+            f"not retried: the server asked to wait {asked:g} s (Retry-After), more than the {left:.1f} s left "
+            f"of the retry budget ({budget})"
+        )
+    return f"not retried: the next backoff wait would end past the retry budget ({left:.1f} s left of {budget})"
 
 
 def with_retries(
@@ -245,16 +282,18 @@ def with_retries(
                 return call(attempt_timeout(policy, timeouts[-1]))
         raise AssertionError("unreachable: tenacity returns or raises")
     except RetryError as err:
+        elapsed, last = time.monotonic() - start, err.last_attempt.exception()
         failure = (
-            f"{err.last_attempt.attempt_number} attempts in {time.monotonic() - start:.1f} s failed "
+            f"{err.last_attempt.attempt_number} attempts in {elapsed:.1f} s failed "
             f"(extra.max_retries {policy.max_retries}, extra.retry_budget_s {policy.retry_budget_s:g}, "
-            f"extra.timeout_s {policy.timeout_s:g}); last error: "
-            f"{describe_error(err.last_attempt.exception(), timeouts[-1])}"
+            f"extra.timeout_s {policy.timeout_s:g}); last error: {describe_error(last, timeouts[-1])}"
         )
+        if err.last_attempt.attempt_number <= policy.max_retries:  # the budget stopped it, not the count
+            failure += f"; {budget_stop(last, policy, elapsed)}"
     except Exception as err:  # noqa: BLE001 - an API error is re-raised redacted, anything else as is
         import openai
 
-        if not isinstance(err, openai.APIError):
+        if not isinstance(err, (openai.APIError, ApiBadReply)):
             raise
         error = ApiRequestFailed
         failure = f"attempt {len(timeouts)} failed and cannot be retried: {describe_error(err, timeouts[-1])}"
@@ -337,9 +376,7 @@ def generation_from_response(spec: ModelSpec, request: Request, resp) -> Generat
     choice = resp.choices[0]
     msg = choice.message
     content = redact_secrets(msg.content or "")  # a server echoing the key never gets it into the cache
-    reasoning = getattr(msg, "reasoning_content", None)
-    if reasoning is None and getattr(msg, "model_extra", None):  # OpenRouter names it "reasoning"
-        reasoning = msg.model_extra.get("reasoning_content") or msg.model_extra.get("reasoning")
+    reasoning = reasoning_text(msg)
     reasoning = None if reasoning is None else redact_secrets(reasoning)
     usage = getattr(resp, "usage", None)
     pt = int(getattr(usage, "prompt_tokens", 0) or 0)
@@ -370,6 +407,7 @@ class OpenAIEngine(CachedEngine):
 
     def __init__(self, spec: ModelSpec, cache_dir: str | Path | None):
         super().__init__(spec, cache_dir)
+        self.endpoint = endpoint_identity(spec)
         self.client = make_client(spec)
         self.max_concurrency = max(1, int(spec.extra.get("max_concurrency", DEFAULT_MAX_CONCURRENCY)))
 
@@ -391,23 +429,36 @@ class OpenAIEngine(CachedEngine):
             f"model '{self.spec.id}': the openai backend has no tokenizer; use Generation.completion_tokens"
         )
 
+    def _key(self, kind: str, *parts: str) -> str:
+        # the endpoint is part of an API model's identity: another server's answers are never reused
+        return super()._key(kind, self.endpoint, *parts)
+
     def _attempt(self, attempt: int) -> None:
         self._count(requests=1, retries=1 if attempt else 0)
 
     def _waited(self, seconds: float) -> None:
         self._count(retry_wait_s=seconds)
 
-    def _create(self, kw: dict):
-        """One chat completion under the retry policy, counted in ``stats``."""
-        return with_retries(
-            self.spec,
-            lambda timeout: self.client.chat.completions.create(**kw, timeout=timeout),
-            self._attempt,
-            on_wait=self._waited,
-        )
+    def _create(self, kw: dict, answer: bool = False):
+        """One chat completion under the retry policy, counted in ``stats``. ``answer``: the reply
+        must hold an answer (``empty_reply``); an empty one is counted and retried, never returned."""
+
+        def call(timeout):
+            raw = self.client.chat.completions.with_raw_response.create(**kw, timeout=timeout)
+            try:
+                resp = chat_completion(raw)
+                why = empty_reply(resp.choices[0]) if answer else None
+                if why is not None:
+                    raise ApiEmptyReply(why)
+            except ApiEmptyReply:
+                self._count(empty_replies=1)
+                raise
+            return resp
+
+        return with_retries(self.spec, call, self._attempt, on_wait=self._waited)
 
     def _one(self, request: Request) -> Generation:
-        resp = self._create(chat_kwargs(self.spec, request))
+        resp = self._create(chat_kwargs(self.spec, request), answer=True)
         gen = generation_from_response(self.spec, request, resp)
         self._count(generated_tokens=gen.completion_tokens, prompt_tokens=gen.prompt_tokens)
         return gen
@@ -457,7 +508,7 @@ class OpenAIEngine(CachedEngine):
         )
 
     def build_info(self) -> dict:
-        return {"backend": "openai", "endpoint": endpoint_name(self.spec), "model": self.spec.api_model}
+        return {"backend": "openai", "endpoint": api_url(self.spec), "model": self.spec.api_model}
 
     def close(self) -> None:
         try:

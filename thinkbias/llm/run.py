@@ -4,8 +4,9 @@ A progress line reports items done (and how many came from the cache), tokens ge
 by this process, prompt tokens per second (prefill dominates short-answer jobs), and the estimated
 time left, at most every ``every_s`` seconds and at the end. A generation job closes its log with
 ``<label>: finished, generated_tokens=N cached=C retries=R retry_wait_s=W`` (:meth:`Progress.finish`;
-R API attempts repeated after a retryable failure, W seconds waited before them); the same counters
-travel on that log record as a ``JobMetrics``, which the job's metrics file sums
+R API attempts repeated after a retryable failure, W seconds waited before them; ``empty_replies=E``
+follows when E > 0 API replies held no answer and were retried); the same counters travel on that
+log record as a ``JobMetrics``, which the job's metrics file sums
 (``thinkbias.llm.metrics``). Each retry and its wait is logged as it happens by the backend (logger
 ``thinkbias.llm.openai_backend``, a child of the job's logger).
 """
@@ -58,6 +59,11 @@ def engine_build(engine: Engine | None) -> str:
     return ", ".join(parts)
 
 
+def engine_empty_replies(engine: Engine | None) -> int:
+    """The engine's count of API replies without an answer so far (0 without such a counter)."""
+    return int(getattr(getattr(engine, "stats", None), "empty_replies", 0) or 0)
+
+
 def engine_retries(engine: Engine | None) -> tuple[int, float]:
     """The engine's retries and seconds waited before them so far (0, 0.0 without such counters)."""
     stats = getattr(engine, "stats", None)
@@ -84,6 +90,7 @@ class Progress:
         self.start = self._last = time.monotonic()
         self.engine, self._engine_start = engine, engine_generated_tokens(engine)
         self._retries_start = engine_retries(engine)
+        self._empty_start = engine_empty_replies(engine)
         self._prompt_start = engine_prompt_tokens(engine)
 
     def line(self) -> str:
@@ -121,6 +128,10 @@ class Progress:
         (r0, w0), (r1, w1) = self._retries_start, engine_retries(self.engine)
         return r1 - r0, w1 - w0
 
+    def empty_replies(self) -> int:
+        """API replies without an answer since this progress started (each retried, none cached)."""
+        return engine_empty_replies(self.engine) - self._empty_start
+
     def probe_tokens(self) -> int:
         """Prompt-side tokens the engine evaluated since this progress started beyond the prompts of
         the results generated now (probe cues, scores); 0 without the engine's counter."""
@@ -142,17 +153,21 @@ class Progress:
             retries=retries,
             retry_wait_s=waited,
             engine=engine_build(self.engine),
+            empty_replies=self.empty_replies(),
         )
 
     def finish(self) -> str:
         """Log (and return) the closing line
-        ``<label>: finished, generated_tokens=N cached=C retries=R retry_wait_s=W``; the log record
+        ``<label>: finished, generated_tokens=N cached=C retries=R retry_wait_s=W``, followed by
+        `` empty_replies=E`` when API replies without an answer were retried; the log record
         carries the same counters (:meth:`metrics`) for the job's metrics file."""
         m = self.metrics()
         line = (
             f"{self.label}: finished, generated_tokens={m.generated_tokens} cached={m.cached} "
             f"retries={m.retries} retry_wait_s={m.retry_wait_s:.1f}"
         )
+        if m.empty_replies:
+            line += f" empty_replies={m.empty_replies}"
         if self.logger:
             self.logger.info(line, extra={RECORD_ATTR: m})
         return line

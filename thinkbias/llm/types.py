@@ -143,7 +143,7 @@ class Engine(Protocol):
 
     spec: ModelSpec
     # counters of the work done by this process: generated_tokens, prompt_tokens, probe_tokens, requests,
-    # cache_hits, retries, retry_wait_s, awaited, taken_over
+    # cache_hits, retries, retry_wait_s, awaited, taken_over, empty_replies
     stats: EngineStats
 
     def generate(
