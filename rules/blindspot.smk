@@ -559,6 +559,7 @@ rule blindspot_tables:
         variations=bs_task_files("variations.parquet"),
         rediscovery=bs_rediscovery_files(),
         paper="resources/paper/blindspot.yaml",
+        engines=blindspot_job_metrics,
     output:
         flagged_csv=report(
             f"{BS_DIR}/tables/flagged.csv",

@@ -257,6 +257,7 @@ rule fairness_report:
         tables=[f"{FAIR_RUN}/tables/{name}.csv" for name in FAIR_TABLES],
         paper="resources/paper/fairness.yaml",
         cost=fairness_cost_files(),
+        engines=fairness_job_metrics(),
     output:
         report(
             f"{FAIR_RUN}/report.md",

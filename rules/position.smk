@@ -498,6 +498,7 @@ rule position_report:
         quartiles=position_table_path("quartiles"),
         truncation_buckets="results/position/tables/truncation_buckets.csv",
         truncation_test="results/position/tables/truncation_before_after.csv",
+        engines=position_job_metrics(),
     output:
         report(
             "results/position/report.md",

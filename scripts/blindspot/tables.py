@@ -12,6 +12,7 @@ import yaml
 
 from thinkbias.blindspot.model_outputs import model_output_counts
 from thinkbias.blindspot.report import render_examples, render_report, table_markdown
+from thinkbias.llm.metrics import engine_build_section
 from thinkbias.plots.blindspot import funnel_figure
 from thinkbias.workflow import rule_logging
 
@@ -63,5 +64,7 @@ with rule_logging(snakemake.log[0]) as logger:
     rediscovery = pd.read_csv(inp.rediscovery[0]) if inp.rediscovery else None
     Path(out.report).write_text(
         render_report(flagged, funnel, costs, paper, snakemake.params.summary, stages, model_outputs, rediscovery)
+        + "\n"
+        + engine_build_section(snakemake.input.engines)
     )
     logger.info(f"{len(flagged)} flagged biases over {funnel[['model', 'task']].drop_duplicates().shape[0]} audits")

@@ -1,6 +1,7 @@
 """The run's Markdown report: reproduced numbers beside the paper's (resources/paper/fairness.yaml).
 
-Computes `thinkbias.fairness.report:render_report` (and `thinkbias.fairness.report:wall_time_summary`).
+Computes `thinkbias.fairness.report:render_report` (and `thinkbias.fairness.report:wall_time_summary`,
+`thinkbias.llm.metrics:engine_build_section`).
 """
 
 import glob
@@ -10,6 +11,7 @@ import pandas as pd
 import yaml
 
 from thinkbias.fairness.report import render_report, wall_time_summary
+from thinkbias.llm.metrics import engine_build_section
 from thinkbias.workflow import rule_logging
 
 with rule_logging(snakemake.log[0]) as log:
@@ -26,5 +28,6 @@ with rule_logging(snakemake.log[0]) as log:
     bench = snakemake.params.benchmarks
     wall = wall_time_summary(sorted(glob.glob(f"{bench}/**/*.tsv", recursive=True)), bench)
     text = render_report(snakemake.params.run, tables, paper, models, datasets, cost, wall)
+    text += "\n" + engine_build_section(snakemake.input.engines)
     Path(snakemake.output[0]).write_text(text)
     log.info("report written: %d lines", text.count("\n"))

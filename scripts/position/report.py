@@ -1,6 +1,6 @@
 """The Markdown report: this run's tables beside the paper's reported values.
 
-Computes `thinkbias.position.report:report_markdown`.
+Computes `thinkbias.position.report:report_markdown` and `thinkbias.llm.metrics:engine_build_section`.
 """
 
 from pathlib import Path
@@ -8,16 +8,18 @@ from pathlib import Path
 import pandas as pd
 import yaml
 
+from thinkbias.llm.metrics import engine_build_section
 from thinkbias.position.report import report_markdown
 from thinkbias.workflow import rule_logging
 
 with rule_logging(snakemake.log[0]) as logger:
     tables = {}
     for name, path in snakemake.input.items():
-        if name == "paper":
+        if name in ("paper", "engines"):
             continue
         tables[name] = pd.read_csv(path, dtype={"question_id": str})
     paper = yaml.safe_load(Path(snakemake.input.paper).read_text())
     text = report_markdown(paper, tables, snakemake.params.note, snakemake.params.api_models)
+    text += "\n" + engine_build_section(snakemake.input.engines)
     Path(snakemake.output[0]).write_text(text)
     logger.info(f"report written ({len(text)} characters)")

@@ -230,3 +230,12 @@ def test_logprob_conversion_keeps_every_position(vllm_engine):
     assert len(out["logprobs"]) == len(out["token_ids"]) == 2
     assert all(len(pos) >= 5 and all(v <= 0 for v in pos.values()) for pos in out["logprobs"])
     assert np.isfinite([v for pos in out["logprobs"] for v in pos.values()]).all()
+
+
+def test_a_worker_that_cannot_load_its_model_says_why(tmp_path):
+    from thinkbias.llm.vllm_runner import SubprocessRunner, WorkerError, vllm_python
+
+    missing = tmp_path / "no-such-snapshot"
+    with pytest.raises(WorkerError) as err:
+        SubprocessRunner({"model": str(missing), "dtype": "float32", "enforce_eager": True}, vllm_python())
+    assert "failed in init" in str(err.value) and "no-such-snapshot" in str(err.value)

@@ -168,3 +168,17 @@ def collect_job_metrics(logger: logging.Logger, path: str | Path | None) -> Iter
     finally:
         logger.removeHandler(collector)
     write_job_metrics(path, dataclasses.replace(collector.total, wall_s=time.monotonic() - start))
+
+
+def engine_build_section(paths: Sequence[str | Path]) -> str:
+    """The Markdown section of a study report naming the engine builds its model jobs ran on (why:
+    greedy outputs are reproducible on one build, not across CPU kernels; docs/engine.md)."""
+    lines = [
+        "## Engine build",
+        "",
+        "The model jobs of this run ran on (greedy outputs repeat on one build, not across CPU kernel "
+        "variants or GPUs; docs/engine.md, determinism policy):",
+        "",
+        *engine_build_lines(paths),
+    ]
+    return "\n".join(lines) + "\n"

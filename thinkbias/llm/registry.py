@@ -142,6 +142,8 @@ def spec_from_entry(model_id: str, entry: dict, weights: str = "", base: Path | 
     extra = dict(entry.get("extra") or {})
     if entry.get("quantization") is not None:
         extra.setdefault("quantization", entry["quantization"])
+    if entry["backend"] == "vllm" and weights and Path(weights).name in {str(f["name"]) for f in files}:
+        weights = str(Path(weights).parent)  # a rule hands over one of the snapshot's files; vLLM loads its folder
     return ModelSpec(
         id=model_id,
         backend=entry["backend"],

@@ -10,12 +10,15 @@ either.
 
 from __future__ import annotations
 
+import collections
 import importlib.util
+import logging
 import os
 import secrets
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import traceback
 from multiprocessing.connection import Client
@@ -126,6 +129,15 @@ class InProcessRunner:
         self.__dict__.pop("llm", None)
 
 
+log = logging.getLogger(__name__)
+
+
+def _forward_lines(stream, tail: collections.deque) -> None:
+    for line in stream:
+        tail.append(line.rstrip())
+        log.info("vllm: %s", line.rstrip())
+
+
 class WorkerError(RuntimeError):
     """The vLLM worker process failed (its traceback is in the message)."""
 
@@ -140,13 +152,26 @@ class SubprocessRunner:
         authkey = secrets.token_bytes(16)
         child_env = {**os.environ, **(env or {}), "THINKBIAS_VLLM_AUTHKEY": authkey.hex()}
         child_env["PYTHONPATH"] = os.pathsep.join(p for p in (str(PROJECT_ROOT), os.environ.get("PYTHONPATH")) if p)
-        # stdout and stderr stay the job's: vLLM's log lands in the job log
         self.proc = subprocess.Popen(
-            [str(self.python), "-m", "thinkbias.llm.vllm_worker", self.address], env=child_env, stdin=subprocess.DEVNULL
+            [str(self.python), "-m", "thinkbias.llm.vllm_worker", self.address],
+            env=child_env,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+            errors="replace",
         )
+        # vLLM's own lines go to this module's logger, so they land in the job's log (rule_logging)
+        self.tail: collections.deque = collections.deque(maxlen=30)  # the worker's last lines, for errors
+        self._echo = threading.Thread(target=_forward_lines, args=(self.proc.stdout, self.tail), daemon=True)
+        self._echo.start()
         self.conn = self._connect(authkey)
         self.calls: list[int] = []
-        self.info = self._call("init", engine_kwargs)
+        try:
+            self.info = self._call("init", engine_kwargs)
+        except WorkerError:
+            self.close()  # the worker stops before its socket's folder goes
+            raise
 
     def _connect(self, authkey: bytes):
         deadline = time.monotonic() + START_TIMEOUT_S
@@ -170,7 +195,11 @@ class SubprocessRunner:
             status, value = self.conn.recv()
         except (EOFError, OSError) as exc:
             code = self.proc.wait(timeout=30)
-            raise WorkerError(f"the vLLM worker ({self.python}) died during {method} (exit {code})") from exc
+            self._echo.join(timeout=5)
+            raise WorkerError(
+                f"the vLLM worker ({self.python}) died during {method} (exit {code}); its last lines:\n"
+                + "\n".join(self.tail)
+            ) from exc
         if status != "ok":
             raise WorkerError(f"the vLLM worker ({self.python}) failed in {method}:\n{value}")
         return value
@@ -197,6 +226,7 @@ class SubprocessRunner:
                 self.proc.kill()
                 self.proc.wait()
         self.conn.close()
+        self._echo.join(timeout=10)
         self._dir.cleanup()
 
 

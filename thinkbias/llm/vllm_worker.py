@@ -13,7 +13,8 @@ def serve(address: str, authkey: bytes) -> None:
     from thinkbias.llm.vllm_runner import InProcessRunner, format_exception
 
     runner = None
-    with Listener(address, family="AF_UNIX", authkey=authkey) as listener:
+    listener = Listener(address, family="AF_UNIX", authkey=authkey)
+    try:
         with listener.accept() as conn:
             while True:
                 try:
@@ -35,6 +36,11 @@ def serve(address: str, authkey: bytes) -> None:
                     conn.send(("error", format_exception(exc)))
                     continue
                 conn.send(("ok", value))
+    finally:
+        try:
+            listener.close()
+        except FileNotFoundError:  # the engine's side removed the socket's folder first
+            pass
 
 
 if __name__ == "__main__":  # vLLM starts its engine core in a spawned process: keep this guarded
