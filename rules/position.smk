@@ -15,6 +15,8 @@ from thinkbias.position.plan import (
 
 POSITION = config["position"]
 POSITION_BYO = bool(POSITION.get("byo_generations"))
+# the cue words of the letter-frequency fallback (thinkbias/position/fallback_cues.py)
+POSITION_FALLBACK_CUES = "resources/position/fallback_cues.yaml"
 POSITION_TABLES = {
     "table1": "table1_partial_correlation",
     "table2": "table2_summary",
@@ -274,6 +276,7 @@ rule position_extract:
     input:
         generations="results/position/{benchmark}/generations/{model}/{mode}.parquet",
         prompts="results/position/{benchmark}/prompts.parquet",
+        cues=POSITION_FALLBACK_CUES,
     output:
         "results/position/{benchmark}/records/{model}/{mode}.parquet",
     log:
@@ -294,6 +297,7 @@ rule position_extract:
 rule position_byo:
     input:
         POSITION["byo_generations"] or "byo-generations-not-configured",
+        cues=POSITION_FALLBACK_CUES,
     output:
         "results/position/byo/records.parquet",
     log:
