@@ -12,10 +12,11 @@ One stage, for the concepts active at its entry:
    same rule at t_s: alpha_s when all inputs are used, stricter when the last stage covers 99% of
    them or is cut short by ``max_stages``).
 
-The efficacy threshold is the paper's (``boundary = "paper"``: the spending value
-``2 (1 - Phi(z_{1-alpha_s/2} / sqrt(t_s)))`` used as the look's nominal level) or the exact
-Lan-DeMets O'Brien-Fleming boundary over the looks so far (``boundary = "exact"``,
-:mod:`thinkbias.stats.group_sequential`).
+The efficacy threshold is the paper's (``boundary = "paper"``: the two-sided spending value
+``2 (1 - Phi(z_{1-alpha_s/2} / sqrt(t_s)))``, both tails together, used as the look's nominal level)
+or that of the symmetric two-sided group-sequential design over the looks so far, each side
+spending ``alpha_s / 2`` with the Lan-DeMets O'Brien-Fleming function (``boundary = "exact"``,
+:mod:`thinkbias.stats.group_sequential`; the design of gsDesign ``test.type = 2`` and ldbounds).
 
 Concepts that are neither dropped nor flagged continue to the next stage. The same functions run in
 the workflow (one stage per Snakemake checkpoint), on bring-your-own outcome tables and in the
@@ -68,8 +69,8 @@ def efficacy_threshold(alpha_s: float, plan: StagePlan, boundary: str = "paper")
     """The nominal p-value threshold of stage ``plan`` at Bonferroni level ``alpha_s``.
 
     ``paper``: :func:`obrien_fleming_threshold` at t_s (the paper's code); ``exact``: look s of the
-    exact Lan-DeMets O'Brien-Fleming design at level ``alpha_s`` with looks at t_0..t_s. Both equal
-    ``alpha_s`` for a single look at t = 1.
+    symmetric two-sided Lan-DeMets O'Brien-Fleming design at level ``alpha_s`` (``alpha_s / 2`` per
+    side) with looks at t_0..t_s. Both equal ``alpha_s`` for a single look at t = 1.
     """
     if boundary == "paper":
         return obrien_fleming_threshold(alpha_s, plan.information_fraction)
