@@ -38,6 +38,8 @@ from thinkbias.stats.mcnemar import mcnemar_test
 from thinkbias.stats.sequential import bonferroni_level, is_futile, obrien_fleming_threshold
 
 BOUNDARIES = ("paper", "exact")
+# the paper's stage-0 inputs per cluster (stages of 200, 400, 800, ... inputs over 10 clusters)
+PAPER_K0 = 20
 
 STATUSES = ("continue", "futile", "verbalized", "flagged", "not_significant")
 
@@ -63,6 +65,17 @@ class StageParams:
 
     def as_dict(self) -> dict:
         return asdict(self)
+
+
+def stage_parameters(k0: int, max_stages: int | None, params: StageParams) -> pd.DataFrame:
+    """The parameters a run of the procedure used, one row each: ``parameter, value, paper`` (the
+    paper's value: k0 = 20, every run to the last stage, and :class:`StageParams`' defaults)."""
+    paper = {"k0": PAPER_K0, "max_stages": None, **StageParams().as_dict()}
+    used = {"k0": int(k0), "max_stages": max_stages, **params.as_dict()}
+    return pd.DataFrame(
+        [{"parameter": key, "value": used[key], "paper": paper[key]} for key in paper],
+        columns=["parameter", "value", "paper"],
+    )
 
 
 def efficacy_threshold(alpha_s: float, plan: StagePlan, boundary: str = "paper") -> float:
