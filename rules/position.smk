@@ -164,9 +164,10 @@ def position_table_inputs(wildcards=None):
     return {"questions": "results/position/questions.csv", "records": "results/position/records.parquet"}
 
 
-def position_api_models():
-    """Registry models served through a remote API: not open-weight in the report's claims."""
-    return sorted(m for m, entry in REGISTRY.items() if entry.get("backend") == "openai")
+def position_registry_backends():
+    """Backend of every registry model: the report reads a model's kind (api or open-weight) from it
+    unless position.model_kinds declares one (thinkbias.position.model_kinds)."""
+    return {m: entry.get("backend") for m, entry in REGISTRY.items()}
 
 
 def position_report_note():
@@ -515,7 +516,8 @@ rule position_report:
         "../envs/analysis.yaml"
     params:
         note=position_report_note(),
-        api_models=position_api_models(),
+        model_kinds=POSITION["model_kinds"],
+        registry_backends=position_registry_backends(),
     script:
         "../scripts/position/report.py"
 

@@ -1,6 +1,7 @@
 """The Markdown report: this run's tables beside the paper's reported values.
 
-Computes `thinkbias.position.report:report_markdown`.
+Computes `thinkbias.position.model_kinds:model_kinds` (each model of the tables: api or open-weight,
+from `position.model_kinds` or the registry), then `thinkbias.position.report:report_markdown`.
 """
 
 from pathlib import Path
@@ -8,6 +9,7 @@ from pathlib import Path
 import pandas as pd
 import yaml
 
+from thinkbias.position.model_kinds import model_kinds
 from thinkbias.position.report import report_markdown
 from thinkbias.workflow import rule_logging
 
@@ -16,8 +18,11 @@ with rule_logging(snakemake.log[0]) as logger:
     for name, path in snakemake.input.items():
         if name == "paper":
             continue
-        tables[name] = pd.read_csv(path, dtype={"question_id": str})
+        tables[name] = pd.read_csv(path, dtype={"question_id": str, "model": str})
+    models = {m for t in tables.values() if "model" in t.columns for m in t["model"].dropna()}
+    kinds = model_kinds(models, snakemake.params.model_kinds, snakemake.params.registry_backends)
+    logger.info("model kinds: " + "; ".join(f"{r.model} {r.kind} ({r.source})" for r in kinds.itertuples()))
     paper = yaml.safe_load(Path(snakemake.input.paper).read_text())
-    text = report_markdown(paper, tables, snakemake.params.note, snakemake.params.api_models)
+    text = report_markdown(paper, tables, snakemake.params.note, kinds)
     Path(snakemake.output[0]).write_text(text)
     logger.info(f"report written ({len(text)} characters)")
