@@ -72,12 +72,16 @@ def test_a_byo_run_takes_the_papers_stage_parameters(tmp_path):
     assert {k: v for k, v in section["byo"]["stages"].items() if k not in ("k0", "max_stages")} == (
         StageParams().as_dict()
     )
-    (_, flagged, _, _), _ = run_with(section["byo"]["stages"], outcomes)
+    (stages, flagged, _, _), _ = run_with(section["byo"]["stages"], outcomes)
     assert sorted(flagged["concept_id"]) == BIASED
-    # the embedded default's stages on the same file (what a bring-your-own run used before)
+    assert sorted(stages.groupby("stage")["n_inputs"].first()) == [200, 400]
+    # the embedded default's stages on the same file (what a bring-your-own run used before): 5 stages,
+    # the last at a stricter Bonferroni level, where two planted concepts are not significant
     (stages, flagged_k4, _, _), _ = run_with(section["stages"], outcomes)
     assert set(flagged_k4["concept_id"]) < set(BIASED) and len(flagged_k4) == 4
-    assert stages["stage"].max() > 1  # 5 stages of 40, 80, 160, 320, 400 inputs: 10 concepts each, stricter Bonferroni
+    assert sorted(stages.groupby("stage")["n_inputs"].first()) == [40, 80, 160, 320, 400]
+    missed = stages[stages["concept_id"].isin(set(BIASED) - set(flagged_k4["concept_id"]))]
+    assert set(missed.loc[missed["stage"] == 4, "status"]) == {"not_significant"}
 
 
 def test_byo_stages_can_be_set_and_are_checked(tmp_path):
