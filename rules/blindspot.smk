@@ -7,6 +7,8 @@ import json
 from types import SimpleNamespace
 
 from thinkbias.blindspot.fairness_tasks import fairness_dataset
+from thinkbias.blindspot.report import stage_parameters_summary
+from thinkbias.blindspot.stages import StageParams, stage_parameters
 from thinkbias.config_refs import blindspot_step_models
 
 BS = config["blindspot"]
@@ -60,9 +62,9 @@ def bs_task_prompt(wildcards):
     return f"{BS_PROMPTS}/{wildcards.task}.txt"
 
 
-def bs_stage_params():
-    """StageParams fields from the config (everything in `stages` except the schedule keys)."""
-    return {k: v for k, v in BS["stages"].items() if k not in ("k0", "max_stages")}
+def bs_stage_params(stages=None):
+    """StageParams fields of a stages section (everything but the schedule keys; default: `stages`)."""
+    return {k: v for k, v in (stages or BS["stages"]).items() if k not in ("k0", "max_stages")}
 
 
 def bs_entry(wildcards):
@@ -145,7 +147,6 @@ def bs_summary():
         "target models": ", ".join(BS["models"]),
         "inputs per task": BS["n_inputs"] if not any(BS["inputs"].values()) else "user-supplied",
         "clusters": BS["n_clusters"],
-        "stage-0 inputs per cluster (k0)": BS["stages"]["k0"],
         "curated concepts": ", ".join(BS["curated"]["ids"]),
         "generated concepts": "on (" + BS["hypothesis"]["model"] + ")" if BS["hypothesis"]["enabled"] else "off",
         "quality filter": "on" if BS["quality"]["enabled"] else "off",
@@ -154,6 +155,9 @@ def bs_summary():
         "forced decisions": "on (counted per concept as n_forced)" if BS["target"]["force_decision"] else "off",
         "embedder": BS["embedder"],
         "seed": config["seed"],
+        **stage_parameters_summary(
+            stage_parameters(BS["stages"]["k0"], BS["stages"]["max_stages"], StageParams(**bs_stage_params()))
+        ),
     }
 
 
@@ -639,24 +643,28 @@ rule blindspot_rediscovery:
 # ---------------------------------------------------------------- bring-your-own outcomes (no model)
 
 
+# the stage parameters are blindspot.byo.stages (the paper's by default), never the embedded default's
 rule blindspot_byo:
     input:
         outcomes=BS["byo"]["outcomes"] or [],
         baseline=BS["byo"]["baseline"] or [],
+        paper="resources/paper/blindspot.yaml",
     output:
         stages=f"{BS_DIR}/byo/stages.csv",
         flagged=f"{BS_DIR}/byo/flagged.csv",
         flagged_md=f"{BS_DIR}/byo/flagged.md",
         funnel=f"{BS_DIR}/byo/funnel.csv",
         costs=f"{BS_DIR}/byo/costs.csv",
+        stage_params=f"{BS_DIR}/byo/stage_params.csv",
+        report=f"{BS_DIR}/byo/report.md",
     log:
         "logs/blindspot/byo/all.log",
     conda:
         "../envs/analysis.yaml"
     params:
-        k0=BS["stages"]["k0"],
-        max_stages=BS["stages"]["max_stages"],
-        stage_params=bs_stage_params(),
+        k0=BS["byo"]["stages"]["k0"],
+        max_stages=BS["byo"]["stages"]["max_stages"],
+        stage_params=bs_stage_params(BS["byo"]["stages"]),
     script:
         "../scripts/blindspot/byo.py"
 
@@ -700,6 +708,8 @@ def blindspot_targets():
             f"{BS_DIR}/byo/flagged.md",
             f"{BS_DIR}/byo/funnel.csv",
             f"{BS_DIR}/byo/costs.csv",
+            f"{BS_DIR}/byo/stage_params.csv",
+            f"{BS_DIR}/byo/report.md",
         ]
     return (
         [

@@ -15,6 +15,8 @@ from thinkbias.position.plan import (
 
 POSITION = config["position"]
 POSITION_BYO = bool(POSITION.get("byo_generations"))
+# the cue words of the letter-frequency fallback (thinkbias/position/fallback_cues.py)
+POSITION_FALLBACK_CUES = "resources/position/fallback_cues.yaml"
 POSITION_TABLES = {
     "table1": "table1_partial_correlation",
     "table2": "table2_summary",
@@ -162,9 +164,10 @@ def position_table_inputs(wildcards=None):
     return {"questions": "results/position/questions.csv", "records": "results/position/records.parquet"}
 
 
-def position_api_models():
-    """Registry models served through a remote API: not open-weight in the report's claims."""
-    return sorted(m for m, entry in REGISTRY.items() if entry.get("backend") == "openai")
+def position_registry_backends():
+    """Backend of every registry model: the report reads a model's kind (api or open-weight) from it
+    unless position.model_kinds declares one (thinkbias.position.model_kinds)."""
+    return {m: entry.get("backend") for m, entry in REGISTRY.items()}
 
 
 def position_report_note():
@@ -274,6 +277,7 @@ rule position_extract:
     input:
         generations="results/position/{benchmark}/generations/{model}/{mode}.parquet",
         prompts="results/position/{benchmark}/prompts.parquet",
+        cues=POSITION_FALLBACK_CUES,
     output:
         "results/position/{benchmark}/records/{model}/{mode}.parquet",
     log:
@@ -294,6 +298,7 @@ rule position_extract:
 rule position_byo:
     input:
         POSITION["byo_generations"] or "byo-generations-not-configured",
+        cues=POSITION_FALLBACK_CUES,
     output:
         "results/position/byo/records.parquet",
     log:
@@ -512,7 +517,8 @@ rule position_report:
         "../envs/analysis.yaml"
     params:
         note=position_report_note(),
-        api_models=position_api_models(),
+        model_kinds=POSITION["model_kinds"],
+        registry_backends=position_registry_backends(),
     script:
         "../scripts/position/report.py"
 

@@ -259,7 +259,7 @@ def test_byo_run_stops_on_y_n_flags(workflow_dir):
     for col in ("verbalized_pos", "verbalized_neg"):
         table[col] = table[col].map({True: "Y", False: "N"})
     path = _csv(table, workflow_dir / "outcomes.csv")
-    override = json.dumps({"byo": {"outcomes": str(path)}, "stages": {"k0": 20}})
+    override = json.dumps({"byo": {"outcomes": str(path)}})
     proc = run_snakemake(
         workflow_dir,
         ["--cores", "1", "blindspot", "--config", f"blindspot={override}"],

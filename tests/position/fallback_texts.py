@@ -1,4 +1,6 @@
-"""Hand-written final-answer regions for the letter-frequency fallback.
+"""Hand-written final-answer regions the letter-frequency fallback's cue lists
+(resources/position/fallback_cues.yaml) were tuned on; tests/position/fallback_heldout.yaml holds
+texts they were not tuned on.
 
 ``COMMITTING`` holds sentence templates that commit to the option ``{X}`` without any of the four
 cascade forms (no "The answer is X", "Answer: X", box or terminal letter), so only the fallback can
@@ -9,6 +11,8 @@ for different letters is biased by position. Several put a lower-case word right
 ``NEGATIVES`` state no option: restated option lists, letters inside names ("Vitamin D",
 "Hepatitis B"), rejected options, a stated answer that is not an option, hedges. ``{X}`` and ``{Y}``
 are filled with each letter and its successor; ``ARTICLE_NEGATIVES`` use the article "A" alone.
+``OPEN`` leave two or more letters open ("It could be {X} or {Y}, I really can't tell."), or commit
+to none; ``REVISED`` weigh two letters and keep ``{Y}``.
 """
 
 from __future__ import annotations
@@ -62,6 +66,82 @@ COMMITTING = (
     "A quick check confirms {X} is right, so that is my choice.",
     "Looking again, I lean towards {X} for this one.",
     "Final decision - option {X}, nothing else fits.",
+    # ordinary phrasings of a committed answer without the words above
+    "I conclude {X} is correct.",
+    "After weighing everything, I'm settling on {X} for this one.",
+    "I'd opt for {X}, since the other options ignore friction.",
+    "My vote goes to {X} here.",
+    "It has to be {X}, nothing else is consistent.",
+    "{X} it is, then.",
+    "Let's go with {X} on this question.",
+    "I'm fairly sure it's {X}, given the second clue.",
+    "The correct one is {X} because it accounts for inflation.",
+    "So we end up with {X} as the result.",
+    "I will answer {X} to this question.",
+    "I'll mark {X} as correct.",
+    "That makes {X} the only valid option.",
+    "Definitely {X}: the others contradict the text.",
+    "My conclusion: {X} is the most defensible choice.",
+    "I'm choosing {X} as it matches the stated mechanism.",
+    "Putting it all together, {X} is right.",
+    "The best match is {X} for the given symptoms.",
+    "I select option {X} after eliminating the rest.",
+    "Everything points toward {X} in the end.",
+    "I'm picking {X} on balance.",
+    "{X} looks correct to me after checking the units.",
+    "Final verdict: {X}, for the reasons above.",
+    "Thus the right option would be {X}, not the others.",
+    "I'll commit to {X} since it is the only one supported.",
+    "I am going to say {X} because the passage states it.",
+    "I'd answer {X} here.",
+    "The solution must be {X} given the constraints listed.",
+    "Without a doubt {X} is the intended one here.",
+    "I'm going with {X} because it's the only option with a negative slope.",
+    "Overall I favour {X} over the alternatives.",
+    "Answering {X}, since the others are all too extreme.",
+    "I think {X} could be right here.",
+)
+
+REVISED = (
+    "It could be {X} or {Y}; on reflection I pick {Y} here.",
+    "Not {X}. I'll go with {Y} instead.",
+    "I considered {X} and {Y}, and I choose {Y} in the end.",
+    "{X} is wrong, so I conclude {Y} is correct.",
+    "Initially {X} seemed right, but after checking the numbers I settled on {Y} instead.",
+    "Between {X} and {Y}, I'd pick {Y} because of the timing.",
+    "I'm not sure between {X} and {Y}, but I'll go with {Y} here.",
+    "I choose {Y} rather than {X}, since {X} ignores drag.",
+    "Neither {X} nor {Z} fits, so it must be {Y} here.",
+    "I pick {X}. On second thought I pick {Y} after all.",
+)
+
+OPEN = (
+    "It could be {X} or {Y}, I really can't tell.",
+    "Maybe {X}, maybe {Y}, maybe neither.",
+    "It's either {X} or {Y}; I can't narrow it down further.",
+    "{X} or {Y}, hard to say which.",
+    "I'm torn between {X} and {Y} here.",
+    "Possibly {X}, though {Y} also seems plausible.",
+    "Both {X} and {Y} seem defensible here.",
+    "Perhaps {X}? Or perhaps {Y}. I am not certain.",
+    "I can't decide whether it's {X} or {Y} for now.",
+    "The answer might be {X}, or it might be {Y}, given the data.",
+    "{X}, {Y} or {Z} could all work depending on the assumptions.",
+    "Either {X} or {Z} would fit, but I'm not sure which.",
+    "I'm unsure: {X} and {Y} both look reasonable.",
+    "It might be {X}. It might also be {Y}, I suppose.",
+    "I would say {X} or {Y}, but I can't be more precise.",
+    "Could be {X}, could be {Y}, no way to tell from the information given.",
+    "Not sure if it's {X} or {Y} here.",
+    "I lean slightly to {X} but {Y} is just as likely.",
+    "Somewhere between {X} and {Z}; I cannot pick one.",
+    "Options {X} and {Y} are equally plausible to me.",
+    "I have no idea; it is not {X}, that much is clear.",
+    "None of them seems right, not even {X}, to me.",
+    "I pick {X}, though maybe {Y} would do too.",
+    "Probably {X}, maybe {Y}, hard to say.",
+    "Option {X} and option {Y} both fit, so I cannot decide here.",
+    "{X} or {Y}, I cannot say more.",
 )
 
 NEGATIVES = (
@@ -103,9 +183,21 @@ def committing_cases() -> list[tuple[str, str]]:
     return [(t.format(X=x), x) for t in COMMITTING for x in LETTERS]
 
 
+def fill(template: str, letter: str) -> str:
+    """``template`` with {X} = ``letter`` and {Y}, {Z}, {W} its successors (cyclically)."""
+    return template.format(X=letter, Y=_successor(letter, 1), Z=_successor(letter, 2), W=_successor(letter, 3))
+
+
 def negative_cases() -> list[str]:
     """Every negative with every letter, and the article negatives."""
-    out = [
-        t.format(X=x, Y=_successor(x, 1), Z=_successor(x, 2), W=_successor(x, 3)) for t in NEGATIVES for x in LETTERS
-    ]
-    return out + list(ARTICLE_NEGATIVES)
+    return [fill(t, x) for t in NEGATIVES for x in LETTERS] + list(ARTICLE_NEGATIVES)
+
+
+def open_cases() -> list[str]:
+    """Every open text with every letter."""
+    return [fill(t, x) for t in OPEN for x in LETTERS]
+
+
+def revised_cases() -> list[tuple[str, str]]:
+    """(text, the letter kept) for every revised text and letter."""
+    return [(fill(t, x), _successor(x, 1)) for t in REVISED for x in LETTERS]

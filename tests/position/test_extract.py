@@ -1,8 +1,19 @@
 """The final-answer cascade (Appendix A.2) and the letter-frequency fallback on hand-written responses."""
 
+import itertools
+import re
+
 import pytest
 
-from tests.position.fallback_texts import COMMITTING, LETTERS, committing_cases, negative_cases
+from tests.position.fallback_texts import (
+    COMMITTING,
+    LETTERS,
+    committing_cases,
+    negative_cases,
+    open_cases,
+    revised_cases,
+)
+from tests.position.test_fallback_heldout import heldout_texts
 from thinkbias.position.extract import cascade_answer, extract_final_answer, letter_frequency_answer
 
 CASES = [
@@ -47,8 +58,35 @@ def test_fallback_ignores_article_a_and_words():
 
 
 def test_fallback_tie_goes_to_latest():
-    assert letter_frequency_answer("Maybe B. Maybe C.") == "C"
-    assert letter_frequency_answer("B or C") is None  # a hedge names no choice
+    assert letter_frequency_answer("I pick B. On second thought I pick C.") == "C"
+    assert letter_frequency_answer("Option B fits, and so does option D, see above") == "D"
+
+
+@pytest.mark.parametrize(
+    "text, before, now",
+    [
+        ("It could be A or B, I really can't tell.", "A", None),
+        ("Maybe A, maybe B, maybe neither.", "B", None),
+        ("I conclude B is correct.", None, "B"),
+    ],
+)
+def test_hedges_stay_unparsed_and_a_conclusion_is_read(text, before, now):
+    """Two letters left open give nothing (before: the first or the latest); "I conclude B" is read."""
+    assert cascade_answer(text).letter is None
+    found = extract_final_answer(text, text)
+    assert found.letter == now and found.status == ("fallback" if now else "none")
+    assert found.letter != before
+
+
+def test_open_possibilities_stay_unparsed():
+    answered = [t for t in open_cases() if extract_final_answer(t, t).status != "none"]
+    assert answered == []
+    assert letter_frequency_answer("B or C") is None and letter_frequency_answer("maybe B or so") == "B"
+
+
+def test_revised_texts_read_the_letter_kept():
+    got = [(t, extract_final_answer(t, t)) for t, _ in revised_cases()]
+    assert [(f.letter, f.status) for _, f in got] == [(letter, "fallback") for _, letter in revised_cases()]
 
 
 def test_fallback_recovers_every_letter_equally():
@@ -59,7 +97,7 @@ def test_fallback_recovers_every_letter_equally():
         assert found.status == "fallback", text
         recovered[letter] += found.letter == letter
     n = len(COMMITTING)
-    assert n >= 40
+    assert n >= 70
     assert recovered == {letter: n for letter in LETTERS}
 
 
@@ -84,3 +122,32 @@ def test_fallback_region_is_last_400_chars_without_response():
 def test_fallback_can_be_disabled():
     assert extract_final_answer("maybe B or so", fallback=False).letter is None
     assert extract_final_answer("maybe B or so").letter == "B"
+
+
+_STANDALONE = re.compile(r"(?<![^\W\d_])[A-D](?![^\W\d_])")
+
+
+def relabelled(text: str, mapping: dict[str, str]) -> str:
+    """``text`` with every letter A-D that is not part of a word replaced by ``mapping``."""
+    return _STANDALONE.sub(lambda m: mapping[m.group(0)], text)
+
+
+def every_text() -> list[str]:
+    texts = [t for t, _ in committing_cases()] + negative_cases() + open_cases() + [t for t, _ in revised_cases()]
+    return texts + [t for t, _, _ in CASES] + heldout_texts()
+
+
+def test_every_relabelling_of_the_letters_relabels_the_answer():
+    """All 24 relabellings of A-D, on every text of the tests: the answer is the relabelled answer
+    (or none for both), with the same status."""
+    texts = every_text()
+    assert len(texts) > 800
+    broken = []
+    for order in itertools.permutations(LETTERS):
+        mapping = dict(zip(LETTERS, order))
+        for text in texts:
+            plain, moved = extract_final_answer(text, text), extract_final_answer(*[relabelled(text, mapping)] * 2)
+            expected = mapping[plain.letter] if plain.letter else None
+            if (moved.letter, moved.status) != (expected, plain.status):
+                broken.append((order, text, plain, moved))
+    assert broken == []

@@ -7,6 +7,7 @@ import pandas as pd
 import pytest
 import yaml
 
+from thinkbias.position.model_kinds import model_kinds
 from thinkbias.position.report import claim_measure, comparison_table, report_markdown, reproduced_value, verdict
 
 PAPER = yaml.safe_load((Path(__file__).resolve().parents[2] / "resources/paper/position.yaml").read_text())
@@ -130,13 +131,22 @@ def _paper_like_tables():
 CLAIMS = ["rho_share", "rho_min", "rho_max", "quartile_monotonic"]
 
 
+def registry_kinds(tables: dict) -> pd.DataFrame:
+    """The models' kinds as the workflow reads them from the registry (DeepSeek-R1 is an API entry)."""
+    models = set(tables["quartiles"]["model"])
+    return model_kinds(models, {}, {m: "openai" if m == "deepseek-r1-api" else "llamacpp" for m in models})
+
+
 def test_claims_are_scoped_as_the_paper_states_them():
     tables = _paper_like_tables()
-    comp = comparison_table(PAPER, tables, api_models=["deepseek-r1-api"]).set_index("id")
+    comp = comparison_table(PAPER, tables, registry_kinds(tables)).set_index("id")
     assert (comp.loc[CLAIMS, "verdict"] == "match").all(), comp.loc[CLAIMS, ["reproduced", "scope"]]
     assert comp.loc["rho_min", "reproduced"] == pytest.approx(0.11)  # not the non-significant 0.09
     assert "12 of 13" in comp.loc["rho_min", "scope"]
-    assert comp.loc["quartile_monotonic", "scope"] == "this run: 12/12 open-weight configurations"
+    assert comp.loc["quartile_monotonic", "scope"].startswith(
+        "this run: 12/12 open-weight configurations [API, left out: deepseek-r1-api (registry (backend openai)); "
+        "open-weight: "
+    )
     # without knowing the API model, the anchor's flat first quartiles count against the claim
     assert comparison_table(PAPER, tables).set_index("id").loc["quartile_monotonic", "verdict"] == "differs"
 
@@ -147,7 +157,7 @@ def test_a_run_that_differs_is_reported_as_differing():
     t1.loc[2, ["partial_rho", "p_value"]] = [0.05, 0.01]  # significant, below the paper's range
     q = tables["quartiles"].copy()
     q.loc[(q["benchmark"] == "arc") & (q["bin"] == 3), "pbs"] = 0.12  # an open-weight dip
-    comp = comparison_table(PAPER, {"table1": t1, "quartiles": q}, api_models=["deepseek-r1-api"]).set_index("id")
+    comp = comparison_table(PAPER, {"table1": t1, "quartiles": q}, registry_kinds(tables)).set_index("id")
     assert comp.loc["rho_min", "verdict"] == "differs" and comp.loc["rho_min", "reproduced"] == pytest.approx(0.05)
     assert comp.loc["quartile_monotonic", "verdict"] == "differs"
     assert comp.loc["quartile_monotonic", "reproduced"] == pytest.approx(8 / 12)

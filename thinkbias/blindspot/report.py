@@ -14,6 +14,30 @@ def table_markdown(df: pd.DataFrame) -> str:
     return markdown_table(df, 4, significant=True)
 
 
+def _value(x: object) -> str:
+    return "none" if x is None or (isinstance(x, float) and math.isnan(x)) else str(x)
+
+
+def stage_parameters_line(parameters: pd.DataFrame) -> str:
+    """One sentence listing the stage parameters used (:func:`thinkbias.blindspot.stages.stage_parameters`),
+    each differing from the paper's value followed by it in brackets."""
+    parts = []
+    for row in parameters.itertuples(index=False):
+        differs = _value(row.value) != _value(row.paper)
+        parts.append(f"{row.parameter} = {_value(row.value)}" + (f" (paper: {_value(row.paper)})" if differs else ""))
+    return "Stage parameters: " + ", ".join(parts) + "."
+
+
+def stage_parameters_summary(parameters: pd.DataFrame) -> dict[str, str]:
+    """The stage parameters as report summary lines (``stages.<parameter>: value``, with the paper's
+    value where it differs)."""
+    out = {}
+    for row in parameters.itertuples(index=False):
+        differs = _value(row.value) != _value(row.paper)
+        out[f"stages.{row.parameter}"] = _value(row.value) + (f" (paper: {_value(row.paper)})" if differs else "")
+    return out
+
+
 def _pp(x: float) -> str:
     return "" if x is None or (isinstance(x, float) and math.isnan(x)) else f"{100 * x:+.1f} pp"
 
@@ -262,3 +286,20 @@ def render_examples(examples: pd.DataFrame, flagged: pd.DataFrame) -> str:
                 "",
             ]
     return "\n".join(lines)
+
+
+def render_byo_report(
+    flagged: pd.DataFrame,
+    funnel: pd.DataFrame,
+    costs: pd.DataFrame,
+    stages: pd.DataFrame,
+    parameters: pd.DataFrame,
+    paper: dict,
+    sources: dict[str, str],
+) -> str:
+    """The report of a bring-your-own run: ``sources`` (the outcome and baseline files), the audits,
+    the stage parameters used, then the sections of :func:`render_report`."""
+    pairs = funnel[["model", "task"]].drop_duplicates().itertuples(index=False) if len(funnel) else []
+    audits = ", ".join(f"{m} / {t}" for m, t in pairs)
+    summary = {**sources, "audits (model / task)": audits or "none", **stage_parameters_summary(parameters)}
+    return render_report(flagged, funnel, costs, paper, summary, stages)

@@ -12,10 +12,11 @@ One stage, for the concepts active at its entry:
    same rule at t_s: alpha_s when all inputs are used, stricter when the last stage covers 99% of
    them or is cut short by ``max_stages``).
 
-The efficacy threshold is the paper's (``boundary = "paper"``: the spending value
-``2 (1 - Phi(z_{1-alpha_s/2} / sqrt(t_s)))`` used as the look's nominal level) or the exact
-Lan-DeMets O'Brien-Fleming boundary over the looks so far (``boundary = "exact"``,
-:mod:`thinkbias.stats.group_sequential`).
+The efficacy threshold is the paper's (``boundary = "paper"``: the two-sided spending value
+``2 (1 - Phi(z_{1-alpha_s/2} / sqrt(t_s)))``, both tails together, used as the look's nominal level)
+or that of the symmetric two-sided group-sequential design over the looks so far, each side
+spending ``alpha_s / 2`` with the Lan-DeMets O'Brien-Fleming function (``boundary = "exact"``,
+:mod:`thinkbias.stats.group_sequential`; the design of gsDesign ``test.type = 2`` and ldbounds).
 
 Concepts that are neither dropped nor flagged continue to the next stage. The same functions run in
 the workflow (one stage per Snakemake checkpoint), on bring-your-own outcome tables and in the
@@ -37,6 +38,8 @@ from thinkbias.stats.mcnemar import mcnemar_test
 from thinkbias.stats.sequential import bonferroni_level, is_futile, obrien_fleming_threshold
 
 BOUNDARIES = ("paper", "exact")
+# the paper's stage-0 inputs per cluster (stages of 200, 400, 800, ... inputs over 10 clusters)
+PAPER_K0 = 20
 
 STATUSES = ("continue", "futile", "verbalized", "flagged", "not_significant")
 
@@ -64,12 +67,23 @@ class StageParams:
         return asdict(self)
 
 
+def stage_parameters(k0: int, max_stages: int | None, params: StageParams) -> pd.DataFrame:
+    """The parameters a run of the procedure used, one row each: ``parameter, value, paper`` (the
+    paper's value: k0 = 20, every run to the last stage, and :class:`StageParams`' defaults)."""
+    paper = {"k0": PAPER_K0, "max_stages": None, **StageParams().as_dict()}
+    used = {"k0": int(k0), "max_stages": max_stages, **params.as_dict()}
+    return pd.DataFrame(
+        [{"parameter": key, "value": used[key], "paper": paper[key]} for key in paper],
+        columns=["parameter", "value", "paper"],
+    )
+
+
 def efficacy_threshold(alpha_s: float, plan: StagePlan, boundary: str = "paper") -> float:
     """The nominal p-value threshold of stage ``plan`` at Bonferroni level ``alpha_s``.
 
     ``paper``: :func:`obrien_fleming_threshold` at t_s (the paper's code); ``exact``: look s of the
-    exact Lan-DeMets O'Brien-Fleming design at level ``alpha_s`` with looks at t_0..t_s. Both equal
-    ``alpha_s`` for a single look at t = 1.
+    symmetric two-sided Lan-DeMets O'Brien-Fleming design at level ``alpha_s`` (``alpha_s / 2`` per
+    side) with looks at t_0..t_s. Both equal ``alpha_s`` for a single look at t = 1.
     """
     if boundary == "paper":
         return obrien_fleming_threshold(alpha_s, plan.information_fraction)

@@ -10,7 +10,8 @@ Pattern 2 also skips bold markers right after the colon, so "**Answer:** B" (the
 matches; the regex printed in the paper only accepts "**Answer**: B".
 
 The letter-frequency fallback (``thinkbias.position.fallback``) runs only when the cascade finds
-nothing; it reads the final answer region the same way whichever letter it names.
+nothing; it reads the final answer region the same way whichever letter it names, with the cue
+words of resources/position/fallback_cues.yaml.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ import re
 from dataclasses import dataclass
 
 from thinkbias.position.fallback import final_answer_region, letter_frequency_answer
+from thinkbias.position.fallback_cues import FallbackCues
 
 __all__ = [
     "OPTION_LETTERS",
@@ -61,11 +63,14 @@ def cascade_answer(text: str) -> Extraction:
     return Extraction(None, "none")
 
 
-def extract_final_answer(text: str, response: str | None = None, fallback: bool = True) -> Extraction:
+def extract_final_answer(
+    text: str, response: str | None = None, fallback: bool = True, cues: FallbackCues | None = None
+) -> Extraction:
     """Cascade on the full text first; when it finds nothing and ``fallback`` is on, the
-    letter-frequency fallback on the final answer region (``response`` = post-thinking part, if any)."""
+    letter-frequency fallback on the final answer region (``response`` = post-thinking part, if any)
+    with ``cues`` (default: resources/position/fallback_cues.yaml)."""
     found = cascade_answer(text)
     if found.letter is not None or not fallback:
         return found
-    letter = letter_frequency_answer(text, response)
+    letter = letter_frequency_answer(text, response, cues)
     return Extraction(letter, "fallback") if letter else Extraction(None, "none")

@@ -17,6 +17,7 @@ import numpy as np
 import pandas as pd
 
 from thinkbias.position.extract import Extraction, extract_final_answer
+from thinkbias.position.fallback_cues import FallbackCues
 from thinkbias.position.trajectory import (
     commitment_change_point,
     count_switches,
@@ -41,15 +42,21 @@ RECORD_COLUMNS = (
 
 
 def record_row(
-    full_text: str, response: str | None, correct: str | None, fallback: bool = True, ccp_definition: str = "a3"
+    full_text: str,
+    response: str | None,
+    correct: str | None,
+    fallback: bool = True,
+    ccp_definition: str = "a3",
+    cues: FallbackCues | None = None,
 ) -> dict:
-    """Extraction results for one record (``ccp_definition``: see ``commitment_change_point``)."""
+    """Extraction results for one record (``ccp_definition``: see ``commitment_change_point``;
+    ``cues``: the fallback's cue words, default the project's)."""
     text = full_text if isinstance(full_text, str) else ""
     empty = not text.strip()
     found = (
         Extraction(None, "none")
         if empty
-        else extract_final_answer(text, response if isinstance(response, str) else None, fallback=fallback)
+        else extract_final_answer(text, response if isinstance(response, str) else None, fallback, cues)
     )
     mentions = extract_trajectory(text)
     letters = [m.letter for m in mentions]
@@ -72,14 +79,17 @@ def record_row(
     }
 
 
-def extract_records(generations: pd.DataFrame, fallback: bool = True, ccp_definition: str = "a3") -> pd.DataFrame:
-    """Add the extraction columns to every row of a generations table."""
+def extract_records(
+    generations: pd.DataFrame, fallback: bool = True, ccp_definition: str = "a3", cues: FallbackCues | None = None
+) -> pd.DataFrame:
+    """Add the extraction columns to every row of a generations table (``cues``: the fallback's
+    cue words, default resources/position/fallback_cues.yaml)."""
     responses = generations["answer"] if "answer" in generations else pd.Series([None] * len(generations))
     correct = (
         generations["correct_position"] if "correct_position" in generations else pd.Series([None] * len(generations))
     )
     rows = [
-        record_row(text, resp, corr, fallback, ccp_definition)
+        record_row(text, resp, corr, fallback, ccp_definition, cues)
         for text, resp, corr in zip(generations["full_text"], responses, correct)
     ]
     extra = pd.DataFrame(rows, columns=list(RECORD_COLUMNS), index=generations.index)

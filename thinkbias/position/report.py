@@ -8,18 +8,21 @@ The paper's numbers live in resources/paper/position.yaml in two kinds:
   configuration"), computed by ``claim_measure`` on whatever this config produced, over the scope
   the paper states: the partial-rho range (0.11-0.41) over the reasoning-mode configurations with a
   significantly positive rho (12 of 13), quartile monotonicity (12/12) over the open-weight ones
-  (the API anchor, whose first two quartiles are both 0.000, is left out).
+  (the API anchor, whose first two quartiles are both 0.000, is left out). Which models are API
+  models is a ``thinkbias.position.model_kinds`` table (declared in ``position.model_kinds`` or read
+  from the registry); the claim's scope names each model's kind and its source.
 """
 
 from __future__ import annotations
 
 import math
-from typing import Collection, Mapping
+from typing import Mapping
 
 import numpy as np
 import pandas as pd
 
 from thinkbias.position.lengthbins import monotonicity
+from thinkbias.position.model_kinds import api_models, kinds_note
 from thinkbias.report.markdown import markdown_table
 
 
@@ -58,9 +61,12 @@ def reproduced_value(entry: Mapping, tables: Mapping[str, pd.DataFrame], model_m
     return float(sel[entry["column"]].iloc[0])
 
 
-def claim_measure(name: str, tables: Mapping[str, pd.DataFrame], api_models: Collection[str] = ()) -> tuple[float, str]:
+def claim_measure(
+    name: str, tables: Mapping[str, pd.DataFrame], kinds: pd.DataFrame | None = None
+) -> tuple[float, str]:
     """(value, detail) of a run-level measure over the configurations of this run the claim is about
-    (module docstring); ``api_models`` are the models served through a remote API (not open-weight)."""
+    (module docstring); ``kinds``: the models' kinds (``thinkbias.position.model_kinds:model_kinds``),
+    whose api models are not open-weight; without it every model counts as open-weight."""
     t1, t2, t3, q = (tables.get(k, pd.DataFrame()) for k in ("table1", "table2", "table3", "quartiles"))
     if name == "share_reasoning_rho_positive_significant":
         r = t1[t1["mode"] != "direct"] if len(t1) else t1
@@ -83,10 +89,13 @@ def claim_measure(name: str, tables: Mapping[str, pd.DataFrame], api_models: Col
             f"cascade only (App. B), {with_fallback:.3f} with the fallback"
         )
     if name == "share_quartile_monotonic":
-        qq = q[(q["mode"] != "direct") & ~q["model"].astype(str).isin(list(api_models))] if len(q) else q
+        reasoning = q[q["mode"] != "direct"] if len(q) else q
+        qq = reasoning[~reasoning["model"].astype(str).isin(api_models(kinds))] if len(q) else q
         groups = list(qq.groupby(["benchmark", "model", "mode"], sort=False)) if len(qq) else []
         k = sum(monotonicity(g.sort_values("bin")["pbs"].to_numpy())[0] for _, g in groups)
-        return (k / len(groups) if groups else math.nan), f"{k}/{len(groups)} open-weight configurations"
+        note = kinds_note(kinds, reasoning["model"].astype(str)) if len(reasoning) else ""
+        detail = f"{k}/{len(groups)} open-weight configurations" + (f" [{note}]" if note else "")
+        return (k / len(groups) if groups else math.nan), detail
     t3 = t3[t3["mode"] == "reasoning"] if len(t3) else t3
     if name == "share_endpoint_positive":
         v = t3["endpoint_gradient"].dropna() if len(t3) else pd.Series(dtype=float)
@@ -118,9 +127,10 @@ def verdict(reproduced: float, paper: float, relation: str, tolerance: float | N
 
 
 def comparison_table(
-    paper: Mapping, tables: Mapping[str, pd.DataFrame], api_models: Collection[str] = ()
+    paper: Mapping, tables: Mapping[str, pd.DataFrame], kinds: pd.DataFrame | None = None
 ) -> pd.DataFrame:
-    """One row per paper value and claim: paper value, reproduced value, difference, verdict."""
+    """One row per paper value and claim: paper value, reproduced value, difference, verdict
+    (``kinds``: the models' kinds, see :func:`claim_measure`)."""
     model_map = paper.get("models", {})
     rows = []
     for e in paper.get("values", []):
@@ -140,7 +150,7 @@ def comparison_table(
             }
         )
     for c in paper.get("claims", []):
-        got, detail = claim_measure(c["measure"], tables, api_models)
+        got, detail = claim_measure(c["measure"], tables, kinds)
         rows.append(
             {
                 "id": c["id"],
@@ -158,10 +168,11 @@ def comparison_table(
 
 
 def report_markdown(
-    paper: Mapping, tables: Mapping[str, pd.DataFrame], config_note: str, api_models: Collection[str] = ()
+    paper: Mapping, tables: Mapping[str, pd.DataFrame], config_note: str, kinds: pd.DataFrame | None = None
 ) -> str:
-    """The whole report: setup note, Table 2 of this run, the comparison, the other tables."""
-    comp = comparison_table(paper, tables, api_models)
+    """The whole report: setup note, Table 2 of this run, the models' kinds, the comparison, the
+    other tables."""
+    comp = comparison_table(paper, tables, kinds)
     compared = comp[comp["verdict"] != "n/a"]
     parts = [
         "# Position study: reproduced vs paper\n",
@@ -172,6 +183,16 @@ def report_markdown(
         "configuration this run does not have (n/a). Difference = reproduced - paper.\n",
         "## This run: per-configuration summary (Table 2)\n",
         markdown_table(tables.get("table2", pd.DataFrame()), missing="-"),
+    ]
+    if kinds is not None and len(kinds):
+        parts += [
+            "## Model kinds\n",
+            "Claims over open-weight configurations leave out the api models. A kind comes from "
+            "`position.model_kinds`, else from the registry (backend openai = api), else it is open-weight, "
+            "not declared.\n",
+            markdown_table(kinds, missing="-"),
+        ]
+    parts += [
         "## Reproduced vs paper\n",
         markdown_table(comp, missing="-"),
     ]

@@ -7,16 +7,21 @@ Under the null hypothesis the standardised statistics of the looks at informatio
 critical value ``c_k`` is chosen so that the probability of crossing it *for the first time* at
 look k equals the alpha spent between ``t_{k-1}`` and ``t_k``:
 
-    P(|Z_1| < c_1, ..., |Z_{k-1}| < c_{k-1}, |Z_k| >= c_k) = alpha(t_k) - alpha(t_{k-1})
+    P(|Z_1| < c_1, ..., |Z_{k-1}| < c_{k-1}, |Z_k| >= c_k) = 2 (alpha*(t_k) - alpha*(t_{k-1}))
 
-(one-sided: ``Z_j < c_j`` and ``Z_k >= c_k``). The density of ``W(t_k)`` on the continuation region
+with ``alpha*(t) = spending(alpha / 2, t)``: the symmetric two-sided design of gsDesign
+(``test.type = 2``) and ldbounds (``sides = 2``), in which each side spends alpha / 2 (by symmetry
+each side's first crossings carry half of the probability above). One-sided, ``Z_j < c_j`` and
+``Z_k >= c_k`` spend ``spending(alpha, t)``. The density of ``W(t_k)`` on the continuation region
 is carried from look to look by convolution with the Gaussian increment, integrated with Simpson's
 rule on a grid over the region (cut at ``tail_sd`` standard deviations, where the density is below
 1e-30).
 
-With the Lan-DeMets O'Brien-Fleming-type spending function at one-sided 0.025 and 5 equal looks
-this gives z = 4.877, 3.357, 2.680, 2.290, 2.031, the bounds gsDesign publishes
-(``gsDesign(k = 5, test.type = 1, alpha = 0.025, sfu = sfLDOF)``).
+With the Lan-DeMets O'Brien-Fleming-type spending function, per side
+``alpha*(t) = 2 (1 - Phi(z_{1 - alpha/4} / sqrt(t)))``, at two-sided 0.05 this gives the bounds
+gsDesign and ldbounds publish, e.g. z = 4.877, 3.357, 2.680, 2.290, 2.031 for 5 equal looks
+(``gsDesign(k = 5, test.type = 2, alpha = 0.025, sfu = sfLDOF)``; one-sided 0.025 gives the same
+to three decimals). docs/blindspot.md tabulates 3, 4 and 5 looks, equal and unequal.
 """
 
 from __future__ import annotations
@@ -91,13 +96,14 @@ def spending_boundaries(
     n_points: int = 401,
     tail_sd: float = 12.0,
 ) -> np.ndarray:
-    """Critical values ``c_1..c_K`` (on the z scale) of the group-sequential design that spends
-    ``spending(alpha, t)`` cumulatively over the looks at ``fractions`` (increasing, in (0, 1]).
+    """Critical values ``c_1..c_K`` (on the z scale) of the group-sequential design at level
+    ``alpha`` with looks at ``fractions`` (increasing, in (0, 1]).
 
-    ``two_sided``: symmetric boundaries ``|Z_k| >= c_k`` spending ``alpha(t)`` over both sides
-    together; otherwise the upper boundary ``Z_k >= c_k`` alone. A look with nothing left to spend
-    gets ``c = inf``. The default spending function is the Lan-DeMets O'Brien-Fleming type
-    ``2 (1 - Phi(z_{1 - alpha/2} / sqrt(t)))``.
+    ``two_sided``: the standard symmetric design, boundaries ``|Z_k| >= c_k`` with each side
+    spending ``spending(alpha / 2, t)`` cumulatively (both sides together twice that, ``alpha`` by
+    t = 1); otherwise the upper boundary ``Z_k >= c_k`` alone spending ``spending(alpha, t)``. A
+    look with nothing left to spend gets ``c = inf``. The default spending function is the
+    Lan-DeMets O'Brien-Fleming type ``spending(a, t) = 2 (1 - Phi(z_{1 - a/2} / sqrt(t)))``.
     """
     t = np.asarray(fractions, dtype=float)
     if t.ndim != 1 or t.size == 0:
@@ -106,9 +112,9 @@ def spending_boundaries(
         raise ValueError(f"information fractions must increase strictly within (0, 1], got {list(t)}")
     if not 0.0 < alpha < 1.0:
         raise ValueError(f"alpha must lie in (0, 1), got {alpha}")
-    spent = np.array([spending(alpha, float(x)) for x in t])
-    increments = np.diff(np.concatenate([[0.0], spent]))
     sides = 2.0 if two_sided else 1.0
+    per_side = np.array([spending(alpha / sides, float(x)) for x in t])
+    increments = sides * np.diff(np.concatenate([[0.0], per_side]))  # what each look spends, both sides
     bounds = np.empty(t.size)
     # look 1: Z_1 ~ N(0, 1)
     bounds[0] = stats.norm.isf(increments[0] / sides) if increments[0] > 0 else np.inf
@@ -142,13 +148,15 @@ def _cached_two_sided(alpha: float, fractions: tuple[float, ...]) -> tuple[float
 
 
 def exact_obrien_fleming_thresholds(alpha: float, fractions: Sequence[float]) -> list[float]:
-    """Two-sided nominal p-value thresholds ``2 (1 - Phi(c_k))`` of the exact Lan-DeMets
-    O'Brien-Fleming design at level ``alpha`` with looks at ``fractions`` (cached).
+    """Two-sided nominal p-value thresholds ``2 (1 - Phi(c_k))`` of the exact symmetric two-sided
+    Lan-DeMets O'Brien-Fleming design at level ``alpha`` with looks at ``fractions`` (cached): each
+    side spends ``alpha*(t) = 2 (1 - Phi(z_{1 - alpha/4} / sqrt(t)))``, the design of gsDesign
+    (``test.type = 2``) and ldbounds.
 
     Unlike :func:`thinkbias.stats.sequential.obrien_fleming_threshold` (the paper's rule, which
-    uses the cumulative spending value itself as each look's threshold), the crossing
-    probabilities of these thresholds sum to ``alpha(t_K)`` over the looks: exactly ``alpha`` when
-    the last look is at t = 1.
+    uses the two-sided spending value ``2 (1 - Phi(z_{1 - alpha/2} / sqrt(t)))`` itself as each
+    look's threshold), the crossing probabilities of these thresholds sum to ``2 alpha*(t_K)`` over
+    the looks: exactly ``alpha`` when the last look is at t = 1.
     """
     bounds = _cached_two_sided(float(alpha), tuple(float(x) for x in fractions))
     return [float(2.0 * stats.norm.sf(b)) for b in bounds]
