@@ -112,6 +112,13 @@ def setup_awq_cpu() -> None:
     stamp.touch()
 
 
+def parallel_args(pytest_args: list[str]) -> list[str]:
+    """pytest-xdist: one worker per core, the tests of one file on one worker (so a module's model load
+    serves all its tests), unless the arguments choose otherwise (-n, --numprocesses, -p no:xdist)."""
+    chosen = any(a.startswith(("-n", "--numprocesses", "--dist")) or a == "no:xdist" for a in pytest_args)
+    return [] if chosen else ["-n", "auto", "--dist", "loadfile"]
+
+
 def main(argv: list[str]) -> int:
     if not argv or argv[0] not in ("run", "test", "setup"):
         print(__doc__)
@@ -131,7 +138,9 @@ def main(argv: list[str]) -> int:
                     "THINKBIAS_SKIP_AWQ=1 runs the suite without that test"
                 )
             env["THINKBIAS_REQUIRE_AWQ"] = "1"  # the AutoAWQ test must run, not skip
-        return subprocess.call([PY, "-m", "pytest", "-q", "-rs", *argv[1:]], cwd=ROOT, env=env)
+        return subprocess.call(
+            [PY, "-m", "pytest", "-q", "-rs", *parallel_args(argv[1:]), *argv[1:]], cwd=ROOT, env=env
+        )
     return 0
 
 

@@ -1,6 +1,7 @@
 """Tokens/s of the installed llama.cpp build against another build, on the embedded model.
 
     python benchmarks/bench_llamacpp_build.py --baseline-python PATH [--reps 5] [--tokens 64] [--threads 2]
+    python benchmarks/bench_llamacpp_build.py --baseline-variant haswell     # one variant pinned, same wheel
 
 Two builds cannot share one process, so each repetition runs the same workload once in this
 interpreter (the project's runtime-dispatch wheel) and once in ``--baseline-python`` (an interpreter
@@ -9,7 +10,10 @@ with another llama-cpp-python, e.g. a native build without AMX), alternating whi
 the production path: ``open_engine`` on the registry's embedded model, then ``Engine.generate`` of
 8 greedy requests (prompt prefill + ``--tokens`` tokens each), timed by the process's CPU seconds
 and wall seconds. Printed: each build's median tokens/s and the median of the per-repetition
-ratios dispatch / baseline (goal: >= 0.95). ``--tiny``: one repetition of 4 tokens.
+ratios dispatch / baseline (goal: >= 0.95 against a native build without AMX). With
+``--baseline-variant V`` the baseline is this same interpreter with ``THINKBIAS_LLAMACPP_CPU_VARIANT=V``:
+the cost of pinning one kernel variant for runs that must match across machines. The greedy texts
+of both builds are compared too. ``--tiny``: one repetition of 4 tokens.
 """
 
 from __future__ import annotations
@@ -38,13 +42,18 @@ with open_engine(spec, None, n_threads=int(sys.argv[4])) as eng:
     gens = eng.generate(reqs)
     cpu, wall = time.process_time() - c0, time.perf_counter() - w0
     tokens = sum(g.completion_tokens + g.prompt_tokens for g in gens)
-    print(json.dumps({"tokens": tokens, "cpu_s": cpu, "wall_s": wall, "build": build_info(int(sys.argv[4]))}))
+    texts = [g.text for g in gens]
+    build = build_info(int(sys.argv[4]))
+    print(json.dumps({"tokens": tokens, "cpu_s": cpu, "wall_s": wall, "build": build, "texts": texts}))
 """
 
 
-def run_once(python: str, weights: str, tokens: int, threads: int) -> dict:
-    """One workload run in ``python``; its JSON line."""
+def run_once(python: str, weights: str, tokens: int, threads: int, variant: str = "") -> dict:
+    """One workload run in ``python`` (with one CPU variant pinned, if given); its JSON line."""
     env = {**os.environ, "PYTHONPATH": str(REPO)}
+    env.pop("THINKBIAS_LLAMACPP_CPU_VARIANT", None)
+    if variant:
+        env["THINKBIAS_LLAMACPP_CPU_VARIANT"] = variant
     args = [python, "-c", WORKLOAD, str(REPO / "config/models.yaml"), weights, str(tokens), str(threads)]
     done = subprocess.run(args, env=env, capture_output=True, text=True, check=True)
     return json.loads(done.stdout.strip().splitlines()[-1])
@@ -52,7 +61,8 @@ def run_once(python: str, weights: str, tokens: int, threads: int) -> dict:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--baseline-python", required=True)
+    ap.add_argument("--baseline-python", default=sys.executable)
+    ap.add_argument("--baseline-variant", default="", help="pin this CPU variant in the baseline run")
     ap.add_argument("--weights", default=str(REPO / "resources/models/smollm2-135m/SmolLM2-135M-Instruct.Q4_1.gguf"))
     ap.add_argument("--reps", type=int, default=5)
     ap.add_argument("--tokens", type=int, default=64)
@@ -67,7 +77,9 @@ def main() -> None:
     info = {}
     for rep in range(args.reps):
         order = list(builds) if rep % 2 == 0 else list(builds)[::-1]
-        got = {b: run_once(builds[b], args.weights, args.tokens, args.threads) for b in order}
+        variants = {"dispatch": "", "baseline": args.baseline_variant}
+        got = {b: run_once(builds[b], args.weights, args.tokens, args.threads, variants[b]) for b in order}
+        same_texts = got["dispatch"]["texts"] == got["baseline"]["texts"]
         for b, r in got.items():
             info[b] = r["build"]
             for clock in ("cpu", "wall"):
@@ -76,6 +88,7 @@ def main() -> None:
             ratios[clock].append(rates["dispatch"][clock][-1] / rates["baseline"][clock][-1])
     for b in builds:
         print(f"{b}: {info[b]['cpu_variant']} {' '.join(info[b]['cpu_features'])}")
+    print(f"greedy texts identical between the builds: {same_texts} (8 requests)")
     print("| clock | dispatch tok/s | baseline tok/s | dispatch / baseline (median of reps) | reps |")
     print("|---|---|---|---|---|")
     for clock in ("cpu", "wall"):

@@ -55,14 +55,24 @@ def cpu_variants() -> list[str]:
     return sorted(p.name[len("libggml-cpu-") : -len(".so")] for p in library_dir().glob("libggml-cpu-*.so"))
 
 
+VARIANT_ENV = "THINKBIAS_LLAMACPP_CPU_VARIANT"
+
+
 def load_cpu_backends() -> None:
-    """Register the best CPU backend variant (and any other dynamic backend) the wheel ships, once."""
+    """Register the best CPU backend variant (and any other dynamic backend) the wheel ships, once.
+
+    ``$THINKBIAS_LLAMACPP_CPU_VARIANT`` (e.g. ``haswell``) loads that variant instead, so that machines
+    with different CPUs run the same kernels (docs/engine.md, determinism policy); a variant this CPU
+    cannot run is refused, naming it."""
     global _LOADED
     with _LOCK:
         if _LOADED:
             return
         lib = _libggml()
-        if lib.ggml_backend_reg_count() == 0:
+        wanted = os.environ.get(VARIANT_ENV, "").strip()
+        if wanted and lib.ggml_backend_reg_count() == 0:
+            _load_variant(lib, wanted)
+        elif lib.ggml_backend_reg_count() == 0:
             lib.ggml_backend_load_all_from_path.restype = None
             lib.ggml_backend_load_all_from_path.argtypes = [ctypes.c_char_p]
             lib.ggml_backend_load_all_from_path(os.fsencode(library_dir()))
@@ -72,6 +82,21 @@ def load_cpu_backends() -> None:
                     f"{', '.join(cpu_variants()) or 'none'}); reinstall llama-cpp-python with `python3 tb.py setup`"
                 )
         _LOADED = True
+
+
+def _load_variant(lib, variant: str) -> None:
+    path = library_dir() / f"libggml-cpu-{variant}.so"
+    if not path.exists():
+        raise RuntimeError(
+            f"{VARIANT_ENV}={variant}: the installed llama-cpp-python has no such CPU variant "
+            f"(it has: {', '.join(cpu_variants()) or 'none, a statically linked build'})"
+        )
+    lib.ggml_backend_load.restype = ctypes.c_void_p
+    lib.ggml_backend_load.argtypes = [ctypes.c_char_p]
+    if not lib.ggml_backend_load(os.fsencode(path)):
+        raise RuntimeError(
+            f"{VARIANT_ENV}={variant}: llama.cpp refused {path}: this CPU lacks an instruction set it needs"
+        )
 
 
 def system_info() -> str:
