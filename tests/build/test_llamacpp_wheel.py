@@ -1,0 +1,114 @@
+"""The llama.cpp build: keyed by its configuration, AMX left out, and a CPU that cannot run it stopped
+at setup with a message that says why."""
+
+from __future__ import annotations
+
+import json
+import stat
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.helpers import REPO
+from thinkbias.build import llamacpp_wheel
+
+# ggml's feature names (llama_print_system_info) -> the /proc/cpuinfo flag each needs
+FEATURE_FLAGS = {
+    "SSE3": "pni", "SSSE3": "ssse3", "AVX": "avx", "AVX2": "avx2", "F16C": "f16c", "FMA": "fma",
+    "BMI2": "bmi2", "AVX_VNNI": "avx_vnni", "AVX512": "avx512f", "AVX512_VBMI": "avx512vbmi",
+    "AVX512_VNNI": "avx512_vnni", "AVX512_BF16": "avx512_bf16", "AMX_INT8": "amx_int8",
+}  # fmt: skip
+
+
+def test_the_cache_key_follows_the_build_configuration(monkeypatch, tmp_path):
+    key = llamacpp_wheel.build_key()
+    assert llamacpp_wheel.wheel_dir(tmp_path).name.endswith(key)
+    monkeypatch.setattr(llamacpp_wheel, "CMAKE_ARGS", ("-DGGML_NATIVE=ON",))
+    assert llamacpp_wheel.build_key() != key  # a native build never shares a folder with this one
+    # a wheel left in the cache's top folder (how earlier setups stored it) is never found
+    (tmp_path / "llama_cpp_python-0.3.36-py3-none-linux_x86_64.whl").write_bytes(b"old native wheel")
+    assert llamacpp_wheel.cached_wheel(tmp_path) is None
+
+
+def test_the_amx_variant_is_removed_exactly_once(tmp_path):
+    variants = tmp_path / llamacpp_wheel.VARIANTS_FILE
+    variants.parent.mkdir(parents=True)
+    other = "        ggml_add_cpu_backend_variant(zen4           SSE42 AVX F16C FMA AVX2 BMI2 AVX512)\n"
+    variants.write_text(other + "            " + llamacpp_wheel.AMX_VARIANT + "\n")
+    llamacpp_wheel.remove_amx_variant(tmp_path)
+    text = variants.read_text()
+    assert "AMX_INT8" not in text and other in text
+    with pytest.raises(SystemExit, match="expected the AMX variant line exactly once"):
+        llamacpp_wheel.remove_amx_variant(tmp_path)  # the sources changed: refuse rather than build AMX
+
+
+def test_a_smoke_killed_by_a_signal_stops_setup_naming_wheel_flags_and_fix(tmp_path):
+    python = tmp_path / "python"
+    python.write_text("#!/bin/sh\nkill -ILL $$\n")  # dies as a CPU without the instruction would
+    python.chmod(python.stat().st_mode | stat.S_IEXEC)
+    wheel = tmp_path / "wheels" / "llama_cpp_python-0.3.36-py3-none-linux_x86_64.whl"
+    with pytest.raises(SystemExit) as err:
+        llamacpp_wheel.smoke(python, tmp_path / "model.gguf", wheel)
+    message = str(err.value)
+    assert "died with SIGILL" in message and str(wheel) in message and str(wheel.parent) in message
+    assert "CPU flags:" in message and "run setup again" in message
+    if llamacpp_wheel.relevant_cpu_flags():
+        assert " ".join(llamacpp_wheel.relevant_cpu_flags()) in message
+
+
+@pytest.mark.slow
+def test_the_installed_build_prefills_and_uses_no_instruction_the_cpu_lacks(embedded_model):
+    """The smoke prefill of setup, on the installed wheel: it runs, loads a CPU variant (not AMX) and
+    its features are all ones this CPU reports."""
+    from thinkbias.llm.llamacpp_backends import cpu_variants
+
+    build = json.loads(llamacpp_wheel.smoke(Path(sys.executable), embedded_model))
+    flags = llamacpp_wheel.cpu_flags()
+    lacking = [f for f in build["cpu_features"] if f in FEATURE_FLAGS and FEATURE_FLAGS[f] not in flags]
+    assert lacking == [], f"the build uses {lacking}, which this CPU does not report"
+    assert "AMX_INT8" not in build["cpu_features"]
+    assert build["cpu_variant"] not in ("static", "unknown", "sapphirerapids")
+    assert "sapphirerapids" not in cpu_variants() and "x64" in cpu_variants()
+    if "avx512f" in flags:
+        assert "AVX512" in build["cpu_features"]  # the dispatch picked the best variant, not the baseline
+
+
+def test_the_conda_env_builds_the_same_wheel():
+    import yaml
+
+    deps = yaml.safe_load((REPO / "envs/llamacpp.yaml").read_text())["dependencies"]
+    pip = next(d["pip"] for d in deps if isinstance(d, dict))
+    assert not [p for p in pip if p.startswith("llama-cpp-python")]  # a pip pin would build a native wheel
+    deploy = (REPO / "envs/llamacpp.post-deploy.sh").read_text()
+    assert "python -m thinkbias.build.llamacpp_wheel install" in deploy
+
+
+PINNED = """
+from thinkbias.llm.llamacpp_backends import build_info, load_cpu_backends
+import json, sys
+load_cpu_backends()
+from llama_cpp import Llama
+Llama(sys.argv[1], n_ctx=256, verbose=False)
+print(json.dumps(build_info(1)))
+"""
+
+
+@pytest.mark.slow
+def test_a_pinned_variant_loads_instead_of_the_best_and_a_missing_one_is_named(embedded_model):
+    import os
+    import subprocess
+
+    def run(variant: str) -> subprocess.CompletedProcess:
+        env = {**os.environ, "THINKBIAS_LLAMACPP_CPU_VARIANT": variant, "PYTHONPATH": str(REPO)}
+        args = [sys.executable, "-c", PINNED, str(embedded_model)]
+        return subprocess.run(args, env=env, capture_output=True, text=True)
+
+    pinned = run("haswell")
+    assert pinned.returncode == 0, pinned.stderr[-2000:]
+    build = json.loads(pinned.stdout.strip().splitlines()[-1])
+    assert build["cpu_variant"] == "haswell" and "AVX2" in build["cpu_features"]
+    assert "AVX512" not in build["cpu_features"]
+    missing = run("no-such-variant")
+    assert missing.returncode != 0
+    assert "THINKBIAS_LLAMACPP_CPU_VARIANT=no-such-variant" in missing.stderr and "haswell" in missing.stderr
