@@ -19,8 +19,8 @@ from typing import Collection, Mapping
 import numpy as np
 import pandas as pd
 
+from thinkbias.markdown import markdown_table
 from thinkbias.position.lengthbins import monotonicity
-from thinkbias.report.markdown import markdown_table
 
 
 def _select(table: pd.DataFrame, where: Mapping, model_map: Mapping[str, str]) -> pd.DataFrame:
