@@ -12,42 +12,17 @@ import logging
 import math
 import threading
 import time
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict, replace
 from pathlib import Path
 from typing import Callable, Mapping, Sequence, TypeVar
 
 from thinkbias.llm.cache import RequestCache, cache_path
 from thinkbias.llm.thinking import thinking_char_span
-from thinkbias.llm.types import CandidateScores, Generation, ModelSpec, Request, sha256_text
+from thinkbias.llm.types import CandidateScores, EngineStats, Generation, ModelSpec, Request, sha256_text
 
 OnResult = Callable[[int, Generation], None]
 R = TypeVar("R")  # one request's result: a Generation, or a Generation with its probes
 log = logging.getLogger(__name__)
-
-
-@dataclass
-class EngineStats:
-    """Counters of the work done by this process (cache hits cost nothing).
-
-    ``generated_tokens``: completion tokens produced by the model now; ``prompt_tokens``: prompt tokens
-    evaluated now (prefill, probe cues); ``probe_tokens``: the part of ``prompt_tokens`` evaluated for
-    scores and probes (local backends); ``requests``: backend calls made (HTTP attempts for APIs);
-    ``cache_hits``: results served from the cache; ``retries``: attempts repeated after a
-    retryable failure (APIs); ``retry_wait_s``: seconds spent waiting before those retries;
-    ``awaited``: results another live process was generating, waited for instead of generated
-    (also counted in ``cache_hits``); ``taken_over``: requests leased by a process that died,
-    generated here instead.
-    """
-
-    generated_tokens: int = 0
-    prompt_tokens: int = 0
-    probe_tokens: int = 0
-    requests: int = 0
-    cache_hits: int = 0
-    retries: int = 0
-    retry_wait_s: float = 0.0
-    awaited: int = 0
-    taken_over: int = 0
 
 
 def generation_to_json(g: Generation) -> dict:
