@@ -189,8 +189,8 @@ def test_shared_prompt_prefix_is_copied_not_prefilled(batch_engine, spec):
     pick taken from them by argmax, as llama.cpp's greedy sampler picks) are those of a full prefill."""
     import numpy as np
 
-    from thinkbias.llm.llamacpp import TokenStream
     from thinkbias.llm.llamacpp_batch import MIN_SHARED_PREFIX, InFlight
+    from thinkbias.llm.token_stream import TokenStream
 
     dec = batch_engine.batched
     reqs = [Request.chat(f"{QUESTION} Answer for person {name}.") for name in ("Ada", "Bo")]
