@@ -175,7 +175,7 @@ def _fake_vllm(eng):
 @pytest.mark.slow
 def test_vllm_engine_orchestration_on_stand_in(engine, spec, monkeypatch, tmp_path):
     from thinkbias.llm import open_engine
-    from thinkbias.llm.base import trace_lead
+    from thinkbias.llm.trace_cuts import trace_lead
     from thinkbias.llm.thinking import arm_prefill
     from thinkbias.llm.types import YES_NO
 

@@ -43,12 +43,13 @@ from typing import Callable, Mapping, Sequence
 
 import numpy as np
 
-from thinkbias.llm.base import CachedEngine, fraction_cuts
+from thinkbias.llm.base import CachedEngine
 from thinkbias.llm.candidates import candidate_token_ids, scores_from_logits
 from thinkbias.llm.chat import render_chat
 from thinkbias.llm.llamacpp_batch import BatchedDecoder
 from thinkbias.llm.thinking import split_thinking, thinking_token_span
 from thinkbias.llm.token_stream import TokenStream
+from thinkbias.llm.trace_cuts import fraction_cuts
 from thinkbias.llm.types import CandidateScores, Generation, ModelSpec, Request, Sampling
 
 
