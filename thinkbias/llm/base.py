@@ -15,7 +15,13 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Callable, Mapping, Sequence
 
-from thinkbias.llm.cache_json import canonical, generation_from_json, generation_to_json, scores_from_json, scores_to_json
+from thinkbias.llm.cache_json import (
+    canonical,
+    generation_from_json,
+    generation_to_json,
+    scores_from_json,
+    scores_to_json,
+)
 from thinkbias.llm.cache_loop import OnResult
 from thinkbias.llm.many_requests import ManyRequests
 from thinkbias.llm.trace_cuts import fraction_cuts, trace_lead

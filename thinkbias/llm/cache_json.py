@@ -32,7 +32,7 @@ def scores_from_json(d: Mapping) -> CandidateScores:
     return CandidateScores(dict(d["probs"]), float(d["outside_mass"]))
 
 
-def canonical(obj) -> str:
+def canonical(obj: object) -> str:
     """Canonical JSON of candidates/cuts for cache keys."""
     if isinstance(obj, Mapping):
         obj = {k: list(v) if isinstance(v, (list, tuple)) else v for k, v in obj.items()}
