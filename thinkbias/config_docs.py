@@ -20,7 +20,7 @@ import pandas as pd
 import yaml
 
 from thinkbias.config import load_schema
-from thinkbias.report.markdown import markdown_table
+from thinkbias.markdown import markdown_table
 
 MISSING = object()
 INTRO = """# Configuration reference

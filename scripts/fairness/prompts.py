@@ -1,12 +1,13 @@
 """Sample N records of one dataset and render both counterfactual sides of each (fairness step 1).
 
-Computes `thinkbias.fairness.prompts:sample_records` of `thinkbias.data.loaders:load_tabular`, then
+Computes `thinkbias.tasks.records:sample_records` of `thinkbias.data.loaders:load_tabular`, then
 `thinkbias.fairness.prompts:build_prompts`.
 """
 
 from thinkbias.data.loaders import load_tabular
 from thinkbias.data.verify import verify_manifest_files
-from thinkbias.fairness.prompts import build_prompts, sample_records
+from thinkbias.fairness.prompts import build_prompts
+from thinkbias.tasks.records import sample_records
 from thinkbias.workflow import rule_logging
 
 with rule_logging(snakemake.log[0]) as log:

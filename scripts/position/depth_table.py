@@ -5,9 +5,9 @@ Computes `thinkbias.position.depth_mass:depth_trajectory_table`.
 
 import pandas as pd
 
+from thinkbias.markdown import markdown_table
 from thinkbias.position.depth_mass import depth_trajectory_table
 from thinkbias.position.depth_probe import PROBE_COLUMNS
-from thinkbias.report.markdown import markdown_table
 from thinkbias.workflow import rule_logging
 
 TITLE = (

@@ -11,6 +11,7 @@ Computes, per table:
 
 import pandas as pd
 
+from thinkbias.markdown import markdown_table
 from thinkbias.position.questions import configuration_summary
 from thinkbias.position.tables import (
     partial_correlation_table,
@@ -18,7 +19,6 @@ from thinkbias.position.tables import (
     robustness_table,
     wilcoxon_table,
 )
-from thinkbias.report.markdown import markdown_table
 from thinkbias.workflow import rule_logging
 
 TITLES = {

@@ -6,8 +6,8 @@ Computes `thinkbias.position.truncation:bucket_rates` and `thinkbias.position.tr
 
 import pandas as pd
 
+from thinkbias.markdown import markdown_table
 from thinkbias.position.truncation import before_after_test, bucket_rates
-from thinkbias.report.markdown import markdown_table
 from thinkbias.workflow import rule_logging
 
 with rule_logging(snakemake.log[0]) as logger:

@@ -5,8 +5,8 @@ Computes `thinkbias.report.benchmarks:benchmark_table`.
 
 from pathlib import Path
 
+from thinkbias.markdown import markdown_table
 from thinkbias.report.benchmarks import benchmark_table
-from thinkbias.report.markdown import markdown_table
 from thinkbias.workflow import rule_logging
 
 with rule_logging(snakemake.log[0]) as log:

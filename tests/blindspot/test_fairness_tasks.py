@@ -17,8 +17,9 @@ from thinkbias.blindspot.fairness_tasks import (
 from thinkbias.blindspot.tasks import render_task_prompt, task_spec
 from thinkbias.blindspot.variations import rule_variations
 from thinkbias.data.loaders import load_tabular, tidy_credit
-from thinkbias.fairness.prompts import build_prompts, sample_records
-from thinkbias.fairness.templates import QUESTIONS
+from thinkbias.fairness.prompts import build_prompts
+from thinkbias.tasks.records import sample_records
+from thinkbias.tasks.templates import QUESTIONS
 
 REPO = Path(__file__).resolve().parents[2]
 CATALOGUE = yaml.safe_load((REPO / "resources/blindspot/concepts.yaml").read_text())

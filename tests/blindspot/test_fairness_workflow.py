@@ -8,7 +8,8 @@ import pytest
 from tests.helpers import run_snakemake, tiny_config
 from thinkbias.blindspot.fairness_tasks import fairness_inputs
 from thinkbias.data.loaders import load_tabular
-from thinkbias.fairness.prompts import build_prompts, sample_records
+from thinkbias.fairness.prompts import build_prompts
+from thinkbias.tasks.records import sample_records
 
 TINY = {
     "tasks": ["fairness_compas"],

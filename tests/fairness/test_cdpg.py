@@ -17,8 +17,8 @@ from thinkbias.fairness.cdpg import (
     union_cuts,
     depth_fractions,
 )
-from thinkbias.llm.base import fraction_cuts
 from thinkbias.fairness.cells import assign_cells
+from thinkbias.llm.trace_cuts import fraction_cuts
 
 
 def depth_cuts(T: int, K: int) -> list[int]:

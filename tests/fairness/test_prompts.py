@@ -3,7 +3,7 @@
 import pandas as pd
 
 from thinkbias.fairness.prompts import ANSWER_INSTRUCTION, build_prompts, shard_slice, user_message
-from thinkbias.fairness.templates import QUESTIONS
+from thinkbias.tasks.templates import QUESTIONS
 
 
 def compas(n):

@@ -115,7 +115,7 @@ def test_directional_decomposition():
 
 
 def test_table4_has_the_pooled_m_row_and_integer_column_totals():
-    from thinkbias.report.markdown import markdown_table
+    from thinkbias.markdown import markdown_table
 
     cells = assign_cells(pairs_from_states(TRANS))
     m = pair_state_matrix(pair_state_counts(cells))

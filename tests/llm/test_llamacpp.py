@@ -12,10 +12,10 @@ from pathlib import Path
 
 import pytest
 
-from thinkbias.llm.base import fraction_cuts
 from thinkbias.llm.cache import RequestCache, cache_path
 from thinkbias.llm.candidates import scores_from_logits
 from thinkbias.llm.thinking import arm_prefill, thinking_instruction, thinking_token_span
+from thinkbias.llm.trace_cuts import fraction_cuts
 from thinkbias.llm.types import LETTERS, YES_NO, Request, Sampling
 
 pytestmark = pytest.mark.slow

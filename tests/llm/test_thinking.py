@@ -2,7 +2,6 @@ from dataclasses import replace
 
 import pytest
 
-from thinkbias.llm.base import trace_lead
 from thinkbias.llm.thinking import (
     arm_prefill,
     split_thinking,
@@ -10,6 +9,7 @@ from thinkbias.llm.thinking import (
     thinking_instruction,
     thinking_token_span,
 )
+from thinkbias.llm.trace_cuts import trace_lead
 from thinkbias.llm.types import ModelSpec
 
 BASE = ModelSpec(id="m", backend="llamacpp")

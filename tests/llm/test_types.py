@@ -4,13 +4,11 @@ import dataclasses
 import inspect
 import typing
 
-import thinkbias.llm.types as types
-from thinkbias.llm.base import EngineStats
-from thinkbias.llm.types import Engine
+from thinkbias.llm.types import Engine, EngineStats
 
 
 def test_engine_stats_are_typed_as_the_engines_counters(engine):
-    hints = typing.get_type_hints(Engine, globalns={**vars(types), "EngineStats": EngineStats})
+    hints = typing.get_type_hints(Engine)
     assert hints["stats"] is EngineStats
     assert isinstance(engine.stats, EngineStats)  # what every backend's CachedEngine keeps
     protocol = inspect.getsource(Engine)  # its comment lists every counter a study may read

@@ -118,7 +118,7 @@ def test_many_request_primitives_share_batches_and_keys(vllm_engine):
 
 
 def test_fused_generate_and_probe_equal_probes_of_the_stored_trace(vllm_engine):
-    from thinkbias.llm.base import trace_lead
+    from thinkbias.llm.trace_cuts import trace_lead
 
     spec = vllm_engine.spec
     reqs = [

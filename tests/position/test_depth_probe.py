@@ -4,7 +4,7 @@ probes of cached traces, each against separate ``probe`` calls on the same token
 import pandas as pd
 import pytest
 
-from thinkbias.llm.base import fraction_cuts, trace_lead
+from thinkbias.llm.trace_cuts import fraction_cuts, trace_lead
 from thinkbias.llm.types import LETTERS
 from thinkbias.position.depth_probe import (
     PROBE_COLUMNS,

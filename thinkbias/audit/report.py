@@ -14,7 +14,7 @@ from typing import Mapping
 import pandas as pd
 from scipy import stats
 
-from thinkbias.report.markdown import markdown_table
+from thinkbias.markdown import markdown_table
 
 ALPHA = 0.05
 FAIRNESS_PAPER_IDS = (

@@ -2,7 +2,7 @@
 ``fairness_credit``.
 
 Inputs are the fairness study's sampled records (the same raw files, the same column choices of
-:func:`thinkbias.fairness.prompts.prepare_records`, the same seeded sample, whose first ``n`` rows
+:func:`thinkbias.tasks.records.prepare_records`, the same seeded sample, whose first ``n`` rows
 are the first ``n`` of the fairness study's sample for the same seed: :func:`sample_records`), each rendered with the
 fairness template at its own protected value: the text is the fairness profile of the side whose
 attribute is the record's (its factual side). The decision is the fairness question's Yes/No
@@ -18,8 +18,8 @@ from typing import Mapping
 
 import pandas as pd
 
-from thinkbias.fairness.prompts import LABEL_COLUMN, sample_records
-from thinkbias.fairness.templates import PROTECTED, QUESTIONS, RENDERERS
+from thinkbias.tasks.records import LABEL_COLUMN, sample_records
+from thinkbias.tasks.templates import PROTECTED, QUESTIONS, RENDERERS
 
 # blindspot task id -> fairness dataset
 FAIRNESS_TASKS: dict[str, str] = {"fairness_adult": "adult", "fairness_compas": "compas", "fairness_credit": "credit"}

@@ -24,7 +24,7 @@ import re
 import pandas as pd
 
 from thinkbias.blindspot.fairness_tasks import FAIRNESS_TASKS
-from thinkbias.fairness.templates import PROTECTED
+from thinkbias.tasks.templates import PROTECTED
 
 PROTECTED_TERMS: dict[str, frozenset[str]] = {
     "sex": frozenset({"sex", "gender", "female", "male", "woman", "man", "women", "men"}),

@@ -6,7 +6,7 @@ import math
 
 import pandas as pd
 
-from thinkbias.report.markdown import markdown_table
+from thinkbias.markdown import markdown_table
 
 
 def table_markdown(df: pd.DataFrame) -> str:

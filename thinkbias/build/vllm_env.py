@@ -73,7 +73,21 @@ def ensure(root: Path) -> Path:
     _sh([py, "-m", "pip", "install", "--quiet", "--upgrade", "pip", "wheel"])
     # torch alone through PyTorch's CPU index (a local wheel pip knows serves too), then the rest from PyPI
     # (--retries 1: where that index is out of reach, the local wheel serves without five slow retries)
-    _sh([py, "-m", "pip", "install", "--quiet", "--no-deps", "--retries", "1", "--extra-index-url", TORCH_CPU_INDEX, TORCH])
+    _sh(
+        [
+            py,
+            "-m",
+            "pip",
+            "install",
+            "--quiet",
+            "--no-deps",
+            "--retries",
+            "1",
+            "--extra-index-url",
+            TORCH_CPU_INDEX,
+            TORCH,
+        ]
+    )
     _sh([py, "-m", "pip", "install", "--quiet", *PACKAGES])
     _sh([py, "-m", "pip", "uninstall", "--yes", "--quiet", *MISMATCHED])
     for old in env_dir.glob(".thinkbias-vllm-*"):

@@ -18,14 +18,14 @@ from typing import Iterable
 import numpy as np
 import pandas as pd
 
-from thinkbias.llm.base import fraction_cuts
+from thinkbias.llm.trace_cuts import fraction_cuts
 
 SETTING = ["model", "dataset"]
 
 
 def union_cuts(n_tokens: int, Ks: Iterable[int]) -> list[int]:
     """Sorted distinct cut points of an ``n_tokens``-token trace over several K (probe each once): the
-    engine's cut ``floor(f*T + 1/2)`` (``thinkbias.llm.base.fraction_cuts``) at every depth k/K."""
+    engine's cut ``floor(f*T + 1/2)`` (``thinkbias.llm.trace_cuts.fraction_cuts``) at every depth k/K."""
     return sorted(set(fraction_cuts([float(f) for f in depth_fractions(Ks)], n_tokens)))
 
 

@@ -8,7 +8,7 @@ import pandas as pd
 
 from thinkbias.data.byo_table import read_user_table
 from thinkbias.fairness.schema import validate_predictions
-from thinkbias.report.markdown import markdown_table
+from thinkbias.markdown import markdown_table
 
 
 def read_predictions(path: str | Path) -> pd.DataFrame:

@@ -1,4 +1,5 @@
-"""The prompts table: one row per (pair, side), rendered by the fixed templates (paper §4.1).
+"""The prompts table: one row per (pair, side), rendered by the fixed templates (paper §4.1,
+``thinkbias.tasks.templates``) from the sampled records (``thinkbias.tasks.records``).
 
 Columns: dataset, pair_id, side (``alpha`` / ``alpha_prime``), attribute (the protected value on
 that side, e.g. Male), label (the dataset's true outcome, 1 = Yes), profile (rendered text),
@@ -9,35 +10,11 @@ from __future__ import annotations
 
 import pandas as pd
 
-from thinkbias.data.sampling import sample_rows
-from thinkbias.fairness.templates import (
-    PROTECTED,
-    QUESTIONS,
-    compas_race_group,
-    counterfactual_differences,
-    counterfactual_pair,
-)
+from thinkbias.tasks.records import LABEL_COLUMN
+from thinkbias.tasks.templates import PROTECTED, QUESTIONS, counterfactual_differences, counterfactual_pair
 
 SIDES = ("alpha", "alpha_prime")
-LABEL_COLUMN = {"adult": "income_gt_50k", "compas": "two_year_recid", "credit": "default_next_month"}
 ANSWER_INSTRUCTION = "Reply with a single word, Yes or No."
-
-
-def prepare_records(dataset: str, records: pd.DataFrame) -> pd.DataFrame:
-    """Apply the paper's column choices: Adult drops race, COMPAS binarises race and drops sex."""
-    out = records.copy()
-    if dataset == "adult":
-        out = out.drop(columns=["race"], errors="ignore")
-    elif dataset == "compas":
-        out["race"] = out["race"].map(compas_race_group)
-        out = out.drop(columns=["sex"], errors="ignore")
-    return out
-
-
-def sample_records(dataset: str, records: pd.DataFrame, n: int | None, seed: int) -> pd.DataFrame:
-    """The study's seeded sample of ``n`` prepared records (:func:`prepare_records`), in rank order;
-    growing ``n`` keeps every record of the smaller sample (:func:`thinkbias.data.sampling.sample_rows`)."""
-    return sample_rows(prepare_records(dataset, records), n, seed, "record_id", f"fairness-{dataset}")
 
 
 def user_message(dataset: str, profile: str) -> str:

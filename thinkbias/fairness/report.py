@@ -24,7 +24,7 @@ from pathlib import Path
 import pandas as pd
 
 from thinkbias.fairness.paper_values import format_difference, format_like, parse_printed
-from thinkbias.report.markdown import format_cell, markdown_table
+from thinkbias.markdown import format_cell, markdown_table
 
 Tables = dict[str, pd.DataFrame]
 

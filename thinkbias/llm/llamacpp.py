@@ -43,10 +43,13 @@ from typing import Callable, Mapping, Sequence
 
 import numpy as np
 
-from thinkbias.llm.base import CachedEngine, fraction_cuts
+from thinkbias.llm.base import CachedEngine
 from thinkbias.llm.candidates import candidate_token_ids, scores_from_logits
 from thinkbias.llm.chat import render_chat
+from thinkbias.llm.llamacpp_batch import BatchedDecoder
 from thinkbias.llm.thinking import split_thinking, thinking_token_span
+from thinkbias.llm.token_stream import TokenStream
+from thinkbias.llm.trace_cuts import fraction_cuts
 from thinkbias.llm.types import CandidateScores, Generation, ModelSpec, Request, Sampling
 
 
@@ -82,39 +85,6 @@ def n_parallel(spec: ModelSpec) -> int:
     if isinstance(raw, bool) or not isinstance(raw, int) or raw < 1:
         raise ValueError(f"model '{spec.id}': extra.n_parallel must be a positive integer, got {raw!r}")
     return raw
-
-
-class TokenStream:
-    """The text of one generation as its tokens arrive: the tokens, their bytes, and the stop
-    strings (a stop string cuts the text where it first occurs; the tail is searched, not the
-    whole text, so a long generation costs O(1) per token)."""
-
-    def __init__(self, stop: Sequence[str]):
-        self.tokens: list[int] = []
-        self.pieces: list[bytes] = []
-        self.buf = bytearray()
-        self.stops = [s for s in stop if s]
-        self.longest = max((len(s) for s in self.stops), default=0)
-        self.text: str | None = None  # set when a stop string ended the text
-
-    def add(self, token: int, piece: bytes) -> bool:
-        """Append one sampled token; True when a stop string now ends the text."""
-        self.tokens.append(token)
-        self.pieces.append(piece)
-        self.buf += piece
-        if self.stops:
-            tail_start = max(0, len(self.buf) - len(piece) - 4 * self.longest - 8)
-            tail = bytes(self.buf[tail_start:]).decode("utf-8", errors="ignore")
-            if any(s in tail for s in self.stops):
-                full = bytes(self.buf).decode("utf-8", errors="ignore")
-                cut = min(full.find(s) for s in self.stops if s in full)
-                self.text = full[:cut]
-                return True
-        return False
-
-    def final_text(self) -> str:
-        """The generated text (cut at the stop string, if one ended it)."""
-        return bytes(self.buf).decode("utf-8", errors="ignore") if self.text is None else self.text
 
 
 class LlamaCppEngine(CachedEngine):
@@ -160,8 +130,6 @@ class LlamaCppEngine(CachedEngine):
         self.n_parallel = n_parallel(spec)
         self.batched = None  # n_parallel > 1: generation runs there (thinkbias.llm.llamacpp_batch)
         if self.n_parallel > 1:
-            from thinkbias.llm.llamacpp_batch import BatchedDecoder
-
             self.batched = BatchedDecoder(self, self.n_parallel)
 
     # -- text <-> tokens ----------------------------------------------------------------------

@@ -38,14 +38,12 @@ from __future__ import annotations
 
 from collections import deque
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Callable, Sequence
+from typing import Any, Callable, Protocol, Sequence
 
 import numpy as np
 
-from thinkbias.llm.types import Generation, Request
-
-if TYPE_CHECKING:
-    from thinkbias.llm.llamacpp import LlamaCppEngine, TokenStream
+from thinkbias.llm.token_stream import TokenStream
+from thinkbias.llm.types import Generation, ModelSpec, Request, Sampling
 
 Evaluate = Callable[[list[int]], np.ndarray]  # tokens a sequence's cells must hold -> next-token logits
 After = Callable[[int, "InFlight", Generation, Evaluate], object]  # (j, sequence, generation, evaluate) -> extra
@@ -54,6 +52,30 @@ Finished = Callable[[int, Generation, object], None]  # (j, generation, what ``a
 # copy moves the whole stream (n_ctx cells; 47 MB for the embedded model at n_ctx 2048, a few ms),
 # which costs less than prefilling about 16 tokens on a CPU.
 MIN_SHARED_PREFIX = 16
+
+
+class DecodingEngine(Protocol):
+    """What the decoder uses of the engine whose model it shares (``LlamaCppEngine``): the loaded
+    model, its tokenizer, samplers, length check, counters and generation record, so that a batched
+    sequence follows the sequential path's rules."""
+
+    spec: ModelSpec
+    llm: Any  # llama_cpp.Llama
+    _n_vocab: int
+
+    def tokenize_prompt(self, rendered: str) -> list[int]: ...
+
+    def token_piece(self, token: int, special: bool = False) -> bytes: ...
+
+    def _check_len(self, n: int) -> None: ...
+
+    def _sampler(self, sampling: Sampling) -> Any: ...
+
+    def _count(self, **deltas: int) -> None: ...
+
+    def _make_generation(
+        self, request: Request, rendered: str, n_prompt: int, tokens: list[int], text: str, finish: str
+    ) -> Generation: ...
 
 
 @dataclass
@@ -74,7 +96,7 @@ class InFlight:
     rendered: str
     prompt: list[int]
     sampler: object | None  # None: greedy, the argmax of the logits taken here (no sampler chain)
-    stream: "TokenStream"
+    stream: TokenStream
     cells: list[int] = field(default_factory=list)  # tokens held by this sequence's KV cells, by position
     pending: int | None = None  # the sampled token the next decode step evaluates
     finish: str = ""
@@ -83,7 +105,7 @@ class InFlight:
 class BatchedDecoder:
     """Continuous batched decoding of many requests on ``n_parallel`` sequences of one model."""
 
-    def __init__(self, engine: "LlamaCppEngine", n_parallel: int):
+    def __init__(self, engine: DecodingEngine, n_parallel: int):
         import llama_cpp
         from llama_cpp import _internals
 
@@ -259,8 +281,6 @@ class BatchedDecoder:
 
     def _start(self, j: int, request: Request, rendered: str, seq_id: int, others: Sequence[InFlight]) -> InFlight:
         """Prefill a request's prompt in slot ``seq_id`` (its shared prefix copied from ``others``)."""
-        from thinkbias.llm.llamacpp import TokenStream
-
         eng, sampling = self.engine, request.sampling
         prompt = eng.tokenize_prompt(rendered)
         eng._check_len(len(prompt))

@@ -1,4 +1,4 @@
-"""Value types shared by every LLM backend: model specs, sampling, requests and results.
+"""Value types shared by every LLM backend: model specs, sampling, requests, results and the engine counters.
 
 Every study talks to models through these types and the `Engine` protocol, never through a
 backend library directly, so the same study code runs on llama.cpp, vLLM or an OpenAI-compatible API.
@@ -9,10 +9,7 @@ from __future__ import annotations
 import hashlib
 import json
 from dataclasses import asdict, dataclass, field
-from typing import TYPE_CHECKING, Callable, Literal, Protocol, Sequence
-
-if TYPE_CHECKING:  # base.py imports this module; the protocol only names the counters' type
-    from thinkbias.llm.base import EngineStats
+from typing import Callable, Literal, Protocol, Sequence
 
 Backend = Literal["llamacpp", "vllm", "openai"]
 ThinkingControl = Literal["native", "prefill", "prompt", "none"]
@@ -136,6 +133,33 @@ YES_NO: dict[str, tuple[str, ...]] = {
     "No": ("No", " No", "no", " no", "NO", " NO"),
 }
 LETTERS: dict[str, tuple[str, ...]] = {c: (c, " " + c, "(" + c, " (" + c) for c in "ABCD"}
+
+
+@dataclass
+class EngineStats:
+    """Counters of the work done by this process (cache hits cost nothing).
+
+    ``generated_tokens``: completion tokens produced by the model now; ``prompt_tokens``: prompt tokens
+    evaluated now (prefill, probe cues); ``probe_tokens``: the part of ``prompt_tokens`` evaluated for
+    scores and probes (local backends); ``requests``: backend calls made (HTTP attempts for APIs);
+    ``cache_hits``: results served from the cache; ``retries``: attempts repeated after a
+    retryable failure (APIs); ``retry_wait_s``: seconds spent waiting before those retries;
+    ``awaited``: results another live process was generating, waited for instead of generated
+    (also counted in ``cache_hits``); ``taken_over``: requests leased by a process that died,
+    generated here instead; ``empty_replies``: API replies with no answer in them (no content nor
+    reasoning, or a refusal), retried and never cached.
+    """
+
+    generated_tokens: int = 0
+    prompt_tokens: int = 0
+    probe_tokens: int = 0
+    requests: int = 0
+    cache_hits: int = 0
+    retries: int = 0
+    retry_wait_s: float = 0.0
+    awaited: int = 0
+    taken_over: int = 0
+    empty_replies: int = 0
 
 
 class Engine(Protocol):

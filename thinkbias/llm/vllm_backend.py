@@ -16,10 +16,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Callable, Mapping, Sequence
 
-from thinkbias.llm.base import CachedEngine, fraction_cuts
+from thinkbias.llm.base import CachedEngine
 from thinkbias.llm.candidates import candidate_token_ids, scores_from_top_logprobs
 from thinkbias.llm.chat import render_chat
 from thinkbias.llm.thinking import split_thinking, trace_char_span
+from thinkbias.llm.trace_cuts import fraction_cuts
 from thinkbias.llm.types import CandidateScores, Generation, ModelSpec, Request, Sampling
 
 N_LOGPROBS = 20
@@ -277,7 +278,7 @@ class VllmEngine(CachedEngine):
         """Batched: every generation in one ``generate`` (cached per request), then the probes of all
         uncached traces in one batch (``probe_many``; prefix caching shares each trace's prefix
         across its cuts)."""
-        from thinkbias.llm.base import scores_from_json
+        from thinkbias.llm.cache_json import scores_from_json
 
         gens = self.generate(requests)
         probed_now = self._probe_cached_generations(requests, cut_fractions, cue, candidates, trace)

@@ -52,9 +52,9 @@ def conversion_python() -> Path:
     """The interpreter that converts: this one where every needed package imports, else the vLLM env's."""
     if all(importlib.util.find_spec(name) is not None for name in NEEDED):
         return Path(sys.executable)
-    from thinkbias.llm.vllm_runner import vllm_python
+    from thinkbias.build.vllm_env import venv_python
 
-    return vllm_python()
+    return venv_python(Path(__file__).resolve().parents[2])
 
 
 def convert_gguf_to_hf(gguf: Path, dest_dir: Path, dtype: str = "float32") -> dict:

@@ -16,7 +16,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
-from thinkbias.report.markdown import format_p_value  # noqa: E402
+from thinkbias.markdown import format_p_value  # noqa: E402
 
 MODE_COLOURS = {"direct": "0.55", "cot": "tab:blue", "reasoning": "tab:red"}
 MARKERS = "osD^v<>p*hX"

@@ -27,8 +27,8 @@ from typing import Sequence
 
 import pandas as pd
 
-from thinkbias.llm.base import fraction_cuts
 from thinkbias.llm.run import Progress
+from thinkbias.llm.trace_cuts import fraction_cuts
 from thinkbias.llm.types import LETTERS, CandidateScores, Generation, Request
 from thinkbias.position.extract import OPTION_LETTERS
 

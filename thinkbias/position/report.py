@@ -21,9 +21,9 @@ from typing import Mapping
 import numpy as np
 import pandas as pd
 
+from thinkbias.markdown import markdown_table
 from thinkbias.position.lengthbins import monotonicity
 from thinkbias.position.model_kinds import api_models, kinds_note
-from thinkbias.report.markdown import markdown_table
 
 
 def _select(table: pd.DataFrame, where: Mapping, model_map: Mapping[str, str]) -> pd.DataFrame:

@@ -32,9 +32,9 @@ from pathlib import Path
 import pandas as pd
 
 from thinkbias.llm.openai_backend import DEFAULT_MAX_CONCURRENCY
+from thinkbias.markdown import markdown_table
 from thinkbias.models.jobs import convert_rule, prepared_models, quantize_rule, weights_rule
 from thinkbias.position.plan import generation_runs, n_prompts
-from thinkbias.report.markdown import markdown_table
 
 PLAN_COLUMNS = [
     "study",

@@ -3,8 +3,9 @@
 import pandas as pd
 import pytest
 
-from thinkbias.fairness.prompts import build_prompts, prepare_records
-from thinkbias.fairness.templates import (
+from thinkbias.fairness.prompts import build_prompts
+from thinkbias.tasks.records import prepare_records
+from thinkbias.tasks.templates import (
     PROTECTED,
     compas_race_group,
     counterfactual_differences,

@@ -1,4 +1,4 @@
-"""Markdown rendering of tables, shared by every study's reports.
+"""Markdown rendering of tables, shared by every study's reports and the run-level products.
 
 Numbers are shown either with fixed decimals (``digits`` after the point; values too small to show
 that way in scientific notation with three significant digits) or, with ``significant=True``, with

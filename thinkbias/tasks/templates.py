@@ -1,4 +1,5 @@
-"""Fixed natural-language profiles of tabular records, and their counterfactual twins (paper §4.1, App. A).
+"""Fixed natural-language profiles of tabular records, and their counterfactual twins (fairness paper
+§4.1, App. A); the fairness study's prompts and blindspot's fairness tasks render them.
 
 Each dataset has one template: a pure function of a row dict. The counterfactual flips the single
 protected field of the dict and re-renders, so the two texts differ only in the protected word and

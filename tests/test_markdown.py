@@ -5,7 +5,7 @@ import math
 import numpy as np
 import pandas as pd
 
-from thinkbias.report.markdown import format_cell, markdown_table
+from thinkbias.markdown import format_cell, markdown_table
 
 
 def test_fixed_decimals_with_tiny_values_in_scientific_notation():
@@ -50,7 +50,7 @@ def test_table_without_rows_says_so():
 
 
 def test_p_values_below_a_double_show_from_their_log10_never_as_zero():
-    from thinkbias.report.markdown import format_p_from_log10
+    from thinkbias.markdown import format_p_from_log10
     from thinkbias.stats.mcnemar import mcnemar_test
 
     assert format_p_from_log10(-485.6048358107389) == "2.48e-486"
