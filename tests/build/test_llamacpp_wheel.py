@@ -111,4 +111,26 @@ def test_a_pinned_variant_loads_instead_of_the_best_and_a_missing_one_is_named(e
     assert "AVX512" not in build["cpu_features"]
     missing = run("no-such-variant")
     assert missing.returncode != 0
-    assert "THINKBIAS_LLAMACPP_CPU_VARIANT=no-such-variant" in missing.stderr and "haswell" in missing.stderr
+    assert "CPU variant 'no-such-variant'" in missing.stderr and "haswell" in missing.stderr
+
+
+CONFLICT = """
+from thinkbias.llm.llamacpp_backends import load_cpu_backends, loaded_variant
+load_cpu_backends("haswell")
+load_cpu_backends()  # no variant asked: keeps what is loaded
+print(loaded_variant())
+load_cpu_backends("zen4")
+"""
+
+
+@pytest.mark.slow
+def test_a_registry_variant_loads_once_per_process_and_another_is_refused():
+    import os
+    import subprocess
+
+    env = {k: v for k, v in os.environ.items() if k != "THINKBIAS_LLAMACPP_CPU_VARIANT"}
+    done = subprocess.run(
+        [sys.executable, "-c", CONFLICT], env={**env, "PYTHONPATH": str(REPO)}, capture_output=True, text=True
+    )
+    assert done.returncode != 0 and done.stdout.strip().splitlines()[-1] == "haswell"
+    assert "'zen4' asked for, but this process already loaded 'haswell'" in done.stderr

@@ -83,7 +83,7 @@ def embed_texts(
 def _embed_llamacpp(spec: ModelSpec, texts: list[str], n_threads: int | None) -> list[list[float]]:
     from thinkbias.llm.llamacpp_backends import load_cpu_backends
 
-    load_cpu_backends()
+    load_cpu_backends(str(spec.extra.get("cpu_variant") or ""))
     import llama_cpp
     from llama_cpp import Llama
 

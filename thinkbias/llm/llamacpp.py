@@ -94,7 +94,7 @@ class LlamaCppEngine(CachedEngine):
         super().__init__(spec, cache_dir)
         from thinkbias.llm.llamacpp_backends import load_cpu_backends
 
-        load_cpu_backends()
+        load_cpu_backends(str(spec.extra.get("cpu_variant") or ""))
         from llama_cpp import Llama
 
         if not spec.weights or not Path(spec.weights).exists():

@@ -58,19 +58,31 @@ def cpu_variants() -> list[str]:
 VARIANT_ENV = "THINKBIAS_LLAMACPP_CPU_VARIANT"
 
 
-def load_cpu_backends() -> None:
-    """Register the best CPU backend variant (and any other dynamic backend) the wheel ships, once.
+BEST = "best"
+_CHOSEN = ""
 
-    ``$THINKBIAS_LLAMACPP_CPU_VARIANT`` (e.g. ``haswell``) loads that variant instead, so that machines
-    with different CPUs run the same kernels (docs/engine.md, determinism policy); a variant this CPU
-    cannot run is refused, naming it."""
-    global _LOADED
+
+def load_cpu_backends(variant: str = "") -> None:
+    """Register a CPU backend variant (and any other dynamic backend) the wheel ships, once per process.
+
+    ``variant`` (a registry entry's ``extra.cpu_variant``, e.g. ``haswell``) loads that variant, so
+    machines with different CPUs run the same kernels (docs/engine.md, determinism policy);
+    ``$THINKBIAS_LLAMACPP_CPU_VARIANT`` overrides it (``best``: the best variant this CPU runs, the
+    default). A variant the wheel lacks or this CPU cannot run is refused, naming it, and so is a
+    second model of the process asking for another variant than the one loaded; without a variant,
+    a later call keeps what is loaded."""
+    global _LOADED, _CHOSEN
+    wanted = os.environ.get(VARIANT_ENV, "").strip() or variant.strip() or BEST
     with _LOCK:
         if _LOADED:
+            if variant.strip() and wanted != _CHOSEN:
+                raise RuntimeError(
+                    f"llama.cpp CPU variant '{wanted}' asked for, but this process already loaded '{_CHOSEN}' "
+                    f"(one variant per process; set {VARIANT_ENV} to choose one for every model)"
+                )
             return
         lib = _libggml()
-        wanted = os.environ.get(VARIANT_ENV, "").strip()
-        if wanted and lib.ggml_backend_reg_count() == 0:
+        if wanted != BEST and lib.ggml_backend_reg_count() == 0:
             _load_variant(lib, wanted)
         elif lib.ggml_backend_reg_count() == 0:
             lib.ggml_backend_load_all_from_path.restype = None
@@ -81,21 +93,22 @@ def load_cpu_backends() -> None:
                     f"llama.cpp loaded no backend from {library_dir()} (variants found: "
                     f"{', '.join(cpu_variants()) or 'none'}); reinstall llama-cpp-python with `python3 tb.py setup`"
                 )
-        _LOADED = True
+        _LOADED, _CHOSEN = True, wanted
 
 
 def _load_variant(lib, variant: str) -> None:
     path = library_dir() / f"libggml-cpu-{variant}.so"
     if not path.exists():
         raise RuntimeError(
-            f"{VARIANT_ENV}={variant}: the installed llama-cpp-python has no such CPU variant "
+            f"llama.cpp CPU variant '{variant}': the installed llama-cpp-python has no such variant "
             f"(it has: {', '.join(cpu_variants()) or 'none, a statically linked build'})"
         )
     lib.ggml_backend_load.restype = ctypes.c_void_p
     lib.ggml_backend_load.argtypes = [ctypes.c_char_p]
     if not lib.ggml_backend_load(os.fsencode(path)):
         raise RuntimeError(
-            f"{VARIANT_ENV}={variant}: llama.cpp refused {path}: this CPU lacks an instruction set it needs"
+            f"llama.cpp CPU variant '{variant}': llama.cpp refused {path}: this CPU lacks an instruction set it "
+            f"needs; set {VARIANT_ENV}={BEST} to run the best variant this CPU supports"
         )
 
 
