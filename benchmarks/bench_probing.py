@@ -106,18 +106,14 @@ def main() -> None:
     if args.tiny:
         vars(args).update(TINY)
 
-    from thinkbias.llm.llamacpp_backends import load_cpu_backends
-
-    load_cpu_backends()
-    from llama_cpp import Llama
-
     from thinkbias.fairness.cdpg import depth_fractions, union_cuts
     from thinkbias.fairness.generation import probe_cue, think_request
     from thinkbias.llm import load_model_spec, open_engine
     from thinkbias.llm.types import YES_NO, Request, Sampling
 
     spec = load_model_spec(REPO / "config/models.yaml", "smollm2-135m")
-    eng = open_engine(spec, None, n_threads=args.threads)
+    eng = open_engine(spec, None, n_threads=args.threads)  # loads the registry's CPU variant
+    from llama_cpp import Llama  # the bare loop below runs on the same variant
     Ks = sorted(set(args.depths)) if args.depths else study_depths()
     fractions = [float(f) for f in depth_fractions(Ks)]
     cue = probe_cue(spec.think_close)
