@@ -114,6 +114,7 @@ def main() -> None:
     spec = load_model_spec(REPO / "config/models.yaml", "smollm2-135m")
     eng = open_engine(spec, None, n_threads=args.threads)  # loads the registry's CPU variant
     from llama_cpp import Llama  # the bare loop below runs on the same variant
+
     Ks = sorted(set(args.depths)) if args.depths else study_depths()
     fractions = [float(f) for f in depth_fractions(Ks)]
     cue = probe_cue(spec.think_close)

@@ -6,7 +6,6 @@ from pathlib import Path
 
 import pytest
 
-from tests.llm.vllm_fixtures import VLLM_MODEL, require_vllm
 from thinkbias.llm import load_model_spec, open_engine
 
 REPO = Path(__file__).resolve().parents[2]
@@ -38,28 +37,3 @@ def fresh_engine(spec):
     yield make
     for eng in made:
         eng.close()
-
-
-@pytest.fixture(scope="session")
-def vllm_snapshot(embedded_model) -> Path:
-    """The registry's smollm2-135m-vllm snapshot, converted from the embedded GGUF once (as its rule does)."""
-    from thinkbias.models.gguf_convert import convert_gguf_to_hf
-    from thinkbias.models.hub import SHA256_RECORD
-
-    require_vllm()
-    folder = REPO / "resources/models" / VLLM_MODEL
-    if not (folder / SHA256_RECORD).exists():
-        convert_gguf_to_hf(embedded_model, folder, "float32")
-    return folder
-
-
-@pytest.fixture(scope="session")
-def vllm_spec(vllm_snapshot):
-    return load_model_spec(REPO / "config/models.yaml", VLLM_MODEL, weights=str(vllm_snapshot))
-
-
-@pytest.fixture(scope="session")
-def vllm_engine(vllm_spec, tmp_path_factory):
-    """The one vLLM engine of the session (cache on disk, in a session folder)."""
-    with open_engine(vllm_spec, tmp_path_factory.mktemp("vllm-cache")) as eng:
-        yield eng

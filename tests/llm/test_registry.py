@@ -254,7 +254,7 @@ def test_without_jsonschema_an_extra_typo_still_stops(monkeypatch):
     with pytest.raises(
         ValueError,
         match=r"model 'cpp': unknown registry key\(s\) extra\.n_threds \(extra of a "
-        r"llamacpp entry takes: n_gpu_layers",
+        r"llamacpp entry takes: cpu_variant, n_gpu_layers",
     ):
         validate_entry("cpp", {"backend": "llamacpp", "extra": {"n_threds": 2}})
     assert validate_entry("cpp", {"backend": "llamacpp", "extra": {"n_threads": 2}})["extra"] == {"n_threads": 2}

@@ -35,10 +35,11 @@ def registry_problems(model_ids: set[str], registry: dict) -> list[str]:
             continue
         if not entry.get("files"):
             problems.append(f"{model_id}: no weight files listed")
-        if "quantize" in entry:
-            source = entry["quantize"].get("from")
+        derived = next((key for key in ("quantize", "convert") if key in entry), None)
+        if derived:
+            source = entry[derived].get("from")
             if source not in registry:
-                problems.append(f"{model_id}: quantized from an unknown model")
+                problems.append(f"{model_id}: built ({derived}) from an unknown model")
             else:
                 problems += [f"{model_id}: {p}" for p in registry_problems({source}, registry)]
             continue
@@ -77,7 +78,7 @@ def test_problems_are_caught():
     assert problems == [
         "api: API model without api_model",
         "awq-of-branch: branch: revision 'main' is not a pinned commit hash",
-        "awq-of-nothing: quantized from an unknown model",
+        "awq-of-nothing: built (quantize) from an unknown model",
         "bad-backend: unknown backend 'tensorrt'",
         "branch: revision 'main' is not a pinned commit hash",
         "too-short: revision '50fee' is not a pinned commit hash",

