@@ -104,7 +104,9 @@ def setup_awq_cpu() -> None:
     if stamp.exists():
         return
     # torch alone through the CPU index (asked once, not for every dependency), then the rest from PyPI
-    sh([PY, "-m", "pip", "install", "--quiet", "--no-deps", "--extra-index-url", TORCH_CPU_INDEX, AWQ_CPU_STACK[0]])
+    # (--retries 1: where that index is out of reach, a local wheel serves without five slow retries)
+    sh([PY, "-m", "pip", "install", "--quiet", "--no-deps", "--retries", "1", "--extra-index-url", TORCH_CPU_INDEX,
+        AWQ_CPU_STACK[0]])  # fmt: skip
     sh([PY, "-m", "pip", "install", "--quiet", *AWQ_CPU_STACK])
     sh([PY, "-m", "pip", "install", "--quiet", "--no-deps", AWQ])
     for old in VENV.glob(".thinkbias-awq-*"):

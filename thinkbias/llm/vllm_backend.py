@@ -42,7 +42,8 @@ def engine_kwargs(spec: ModelSpec) -> dict:
         "dtype": extra.get("dtype", "auto"),
         "seed": 0,
     }
-    for key in ("max_num_seqs", "enforce_eager", "revision", "kv_cache_dtype"):
+    for key in ("max_num_seqs", "enforce_eager", "revision", "kv_cache_dtype", "enable_chunked_prefill",
+                "max_num_batched_tokens"):  # fmt: skip
         if key in extra:
             kw[key] = extra[key]
     return kw
