@@ -6,9 +6,8 @@ from __future__ import annotations
 
 import pandas as pd
 import pytest
-import yaml
 
-from tests.llm.api_servers import ScriptedApi, completion
+from tests.llm.api_servers import ScriptedApi, api_registry, completion
 from thinkbias.llm import load_model_spec, open_engine
 from thinkbias.llm.run import run_requests
 from thinkbias.llm.types import Request, Sampling
@@ -22,26 +21,7 @@ def busy_once(n: int, headers: dict):
 
 
 def registry(tmp_path, url: str) -> str:
-    path = tmp_path / "models.yaml"
-    path.write_text(
-        yaml.safe_dump(
-            {
-                "scripted-api": {
-                    "backend": "openai",
-                    "description": "a local scripted server",
-                    "license": "mit",
-                    "api_base": url,
-                    "api_model": "served",
-                    "files": [],
-                    "thinking": "none",
-                    "n_ctx": 4096,
-                    "gpus": 0,
-                    "extra": {"backoff_s": 0.01, "max_concurrency": 1},
-                }
-            }
-        )
-    )
-    return str(path)
+    return api_registry(tmp_path / "models.yaml", url)
 
 
 def fairness_job(reg: str, cache: str, logger) -> None:

@@ -167,6 +167,7 @@ class VllmEngine(CachedEngine):
                 f"model '{spec.id}': the tokenizer has no chat template; set chat_template in the registry"
             )
         self.batch_size = int(spec.extra.get("batch_size", 256))
+        self._cand_cache: dict[str, dict] = {}
 
     # -- tokens -------------------------------------------------------------------------------
     def _encode(self, text: str) -> list[int]:
@@ -181,11 +182,16 @@ class VllmEngine(CachedEngine):
         return len(self._encode(text))
 
     def _cand_ids(self, candidates):
-        def first(v):
-            ids = self._encode(v)
-            return ids[0] if ids else None
+        """Candidate token ids, worked out once per candidate set (each encode is a worker call)."""
+        key = repr(sorted((k, tuple(v)) for k, v in candidates.items()))
+        if key not in self._cand_cache:
 
-        return candidate_token_ids(candidates, first)
+            def first(v):
+                ids = self._encode(v)
+                return ids[0] if ids else None
+
+            self._cand_cache[key] = candidate_token_ids(candidates, first)
+        return self._cand_cache[key]
 
     def _run(self, prompts: list[list[int]], params: list[dict]) -> list[dict]:
         outs = self.runner.generate(prompts, params)
@@ -272,7 +278,8 @@ class VllmEngine(CachedEngine):
             trace,
         )
         cuts = fraction_cuts(cut_fractions, k1 - k0)
-        prompts = [prompt + tokens[: k0 + c] + self._encode(cue) for c in cuts]
+        cue_ids = self._encode(cue)  # once: each encode is a call into the vLLM worker
+        prompts = [prompt + tokens[: k0 + c] + cue_ids for c in cuts]
         return gen, self._probe_prompts_scores(prompts, candidates)
 
     def generate_and_probe_many(self, requests, cut_fractions, cue, candidates, on_result=None, trace="thinking"):
