@@ -116,9 +116,10 @@ def setup_awq_cpu() -> None:
 
 def parallel_args(pytest_args: list[str]) -> list[str]:
     """pytest-xdist: one worker per core, the tests of one file on one worker (so a module's model load
-    serves all its tests), unless the arguments choose otherwise (-n, --numprocesses, -p no:xdist)."""
+    serves all its tests), files handed out in collection order (longest first, tests/ordering.py),
+    unless the arguments choose otherwise (-n, --numprocesses, -p no:xdist)."""
     chosen = any(a.startswith(("-n", "--numprocesses", "--dist")) or a == "no:xdist" for a in pytest_args)
-    return [] if chosen else ["-n", "auto", "--dist", "loadfile"]
+    return [] if chosen else ["-n", "auto", "--dist", "loadfile", "--no-loadscope-reorder"]
 
 
 def main(argv: list[str]) -> int:

@@ -8,7 +8,7 @@ from types import SimpleNamespace
 
 from thinkbias.blindspot.fairness_tasks import fairness_dataset
 from thinkbias.blindspot.report import stage_parameters_summary
-from thinkbias.blindspot.stages import StageParams, stage_parameters
+from thinkbias.blindspot.stage_params import StageParams, stage_parameters
 from thinkbias.config_refs import blindspot_step_models
 
 BS = config["blindspot"]

@@ -15,14 +15,14 @@ import math
 import os
 from pathlib import Path
 
-import yaml
 
 from thinkbias.llm.registry import load_model_spec
+from thinkbias.yamlfile import read_yaml
 
 # Jobs (also in conda envs and on cluster nodes) import the thinkbias library from the workflow folder.
 os.environ["PYTHONPATH"] = os.pathsep.join(p for p in (workflow.basedir, os.environ.get("PYTHONPATH", "")) if p)
 
-REGISTRY = yaml.safe_load(Path(config["registry"]).read_text())
+REGISTRY = read_yaml(config["registry"])
 CACHE_DIR = config["cache_dir"]
 # each model job's metrics file (thinkbias.llm.metrics), at its benchmark file's path under this root
 JOB_METRICS = "results/job_metrics"

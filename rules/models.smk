@@ -1,12 +1,13 @@
 # Model weights that are not in the manifest: pinned hub snapshots (one rule per registry model).
 
 from thinkbias.models.jobs import convert_rule, quantize_rule, weights_rule
+from thinkbias.yamlfile import read_yaml
 
 
 def manifest_models():
     """Registry models whose weight files come through the data manifest (rule fetch)."""
     manifest = Path(config["manifest"])
-    listed = yaml.safe_load(manifest.read_text()).get("files", {}) if manifest.exists() else {}
+    listed = read_yaml(manifest).get("files", {}) if manifest.exists() else {}
     return {m for m, e in REGISTRY.items() if any(f"models/{m}/{f['name']}" in listed for f in e.get("files", []))}
 
 

@@ -8,6 +8,25 @@ import pytest
 
 from tests.helpers import EMBEDDED_MODEL, REPO, make_workflow_dir
 from tests.llm.vllm_fixtures import VLLM_MODEL, require_vllm
+from tests.ordering import DurationRecorder, order_longest_first, read_durations
+
+
+def pytest_addoption(parser) -> None:
+    parser.addoption(
+        "--store-durations",
+        action="store_true",
+        help="store each test file's duration in tests/file_durations.json (the order files start in)",
+    )
+
+
+def pytest_configure(config) -> None:
+    # on the controlling process only: under pytest-xdist the workers' reports reach it
+    if config.getoption("--store-durations") and not hasattr(config, "workerinput"):
+        config.pluginmanager.register(DurationRecorder(), "thinkbias-durations")
+
+
+def pytest_collection_modifyitems(config, items) -> None:
+    items[:] = order_longest_first(items, read_durations())
 
 
 @pytest.fixture(scope="session")

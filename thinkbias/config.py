@@ -15,7 +15,8 @@ from pathlib import Path
 from typing import Any, Iterable
 
 import jsonschema
-import yaml
+
+from thinkbias.yamlfile import read_yaml
 
 
 class ConfigError(ValueError):
@@ -30,7 +31,7 @@ def load_schema(path: str | Path) -> dict:
     property's own keys override the definition's, e.g. its ``default``; a property given as
     ``false``, which JSON Schema reads as "not allowed", is dropped), every other key replaces."""
     path = Path(path)
-    schema = yaml.safe_load(path.read_text())
+    schema = read_yaml(path)
     return _inline_refs(schema, path.parent)
 
 
@@ -40,7 +41,7 @@ def _inline_refs(node: Any, base: Path) -> Any:
         if isinstance(ref, str) and not ref.startswith("#"):
             file, _, fragment = ref.partition("#")
             target = base / file
-            inlined = yaml.safe_load(target.read_text())
+            inlined = read_yaml(target)
             for part in filter(None, fragment.split("/")):
                 inlined = inlined[part]
             inlined = _inline_refs(copy.deepcopy(inlined), target.parent)
@@ -210,4 +211,4 @@ def coerce_text(value: Any, schema: dict) -> Any:
 
 def load_config(path: str | Path, schema_path: str | Path = "config/schema/config.schema.yaml") -> dict:
     """Read a config YAML, validate it and fill defaults (the same as the workflow does)."""
-    return validate_config(yaml.safe_load(Path(path).read_text()) or {}, schema_path)
+    return validate_config(read_yaml(path) or {}, schema_path)

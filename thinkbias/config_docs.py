@@ -17,10 +17,10 @@ from pathlib import Path
 from typing import Any, Iterator
 
 import pandas as pd
-import yaml
 
 from thinkbias.config import load_schema
 from thinkbias.markdown import markdown_table
+from thinkbias.yamlfile import read_yaml
 
 MISSING = object()
 INTRO = """# Configuration reference
@@ -105,7 +105,7 @@ def section(title: str, rows: list[dict]) -> str:
 def config_reference(root: Path) -> str:
     """The whole reference for the repository at ``root``."""
     schema = load_schema(root / "config/schema/config.schema.yaml")
-    config = yaml.safe_load((root / "config/config.yaml").read_text())
+    config = read_yaml(root / "config/config.yaml")
     parts = [INTRO]
     top = {k: v for k, v in schema["properties"].items() if "properties" not in v}
     parts.append(section("Run-wide keys", list(key_rows({"properties": top}, config))))
@@ -115,7 +115,7 @@ def config_reference(root: Path) -> str:
         about = " ".join(str(node.get("description", "")).split())
         rows = list(key_rows(node, config.get(key, {}), f"{key}."))
         parts.append(section(f"`{key}`", rows).replace("\n\n", f"\n\n{about}\n\n", 1))
-    models = yaml.safe_load((root / "config/schema/models.schema.yaml").read_text())
+    models = read_yaml(root / "config/schema/models.schema.yaml")
     about = " ".join(str(models.get("description", "")).split())
     parts.append(
         section("Model registry entry (`config/models.yaml`)", list(key_rows(models))).replace(

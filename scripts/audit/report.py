@@ -6,17 +6,17 @@ Computes `thinkbias.audit.report:build_audit` (the settings from `thinkbias.audi
 from pathlib import Path
 
 import pandas as pd
-import yaml
 
 from thinkbias.audit.report import build_audit
 from thinkbias.workflow import rule_logging
+from thinkbias.yamlfile import read_yaml
 
 with rule_logging(snakemake.log[0]) as logger:
     tables, papers = {}, {}
     for name, path in snakemake.input.items():
         study, _, kind = name.partition("_")
         if kind == "paper":
-            papers[study] = yaml.safe_load(Path(path).read_text())
+            papers[study] = read_yaml(path)
         else:
             tables[name] = pd.read_csv(path, dtype={"question_id": str, "other_flagged": str})
     text, rendered = build_audit(

@@ -8,12 +8,12 @@ default); the report is `thinkbias.blindspot.report:render_byo_report`.
 
 from pathlib import Path
 
-import yaml
 
 from thinkbias.blindspot.byo import read_baseline, read_outcomes, run_byo
 from thinkbias.blindspot.report import render_byo_report, stage_parameters_line, table_markdown
-from thinkbias.blindspot.stages import StageParams, stage_parameters
+from thinkbias.blindspot.stage_params import StageParams, stage_parameters
 from thinkbias.workflow import rule_logging
+from thinkbias.yamlfile import read_yaml
 
 with rule_logging(snakemake.log[0]) as logger:
     p = snakemake.params
@@ -33,6 +33,6 @@ with rule_logging(snakemake.log[0]) as logger:
         "bring-your-own outcomes": snakemake.input.outcomes,
         "bring-your-own baseline": snakemake.input.baseline or "none (every concept passes the baseline filter)",
     }
-    paper = yaml.safe_load(Path(snakemake.input.paper).read_text())
+    paper = read_yaml(snakemake.input.paper)
     Path(snakemake.output.report).write_text(render_byo_report(flagged, funnel, costs, stages, used, paper, sources))
     logger.info(f"{len(outcomes)} outcome rows; {len(flagged)} flagged")

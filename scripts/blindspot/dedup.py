@@ -8,17 +8,17 @@ Computes `thinkbias.llm.roles:run_role` on `thinkbias.blindspot.step_requests:de
 from pathlib import Path
 
 import pandas as pd
-import yaml
 
 from thinkbias.blindspot.concepts import curated_concepts, dedup_pairs, deduplicate
 from thinkbias.blindspot.model_outputs import JUDGEMENT_COLUMNS, parse_dedup_judgements
 from thinkbias.blindspot.step_requests import dedup_requests
 from thinkbias.llm.roles import ModelRole, run_role
 from thinkbias.workflow import rule_logging
+from thinkbias.yamlfile import read_yaml
 
 with rule_logging(snakemake.log[0], metrics=snakemake.output.metrics) as logger:
     p = snakemake.params
-    catalogue = yaml.safe_load(Path(snakemake.input.curated).read_text())
+    catalogue = read_yaml(snakemake.input.curated)
     curated = curated_concepts(catalogue, p.curated_ids, p.task)
     generated = pd.read_parquet(snakemake.input.generated)
     merged = pd.concat([curated, generated], ignore_index=True)

@@ -5,15 +5,12 @@ Computes `thinkbias.blindspot.fairness_tasks:fairness_inputs`, `thinkbias.blinds
 `thinkbias.blindspot.profiles:generate_inputs`.
 """
 
-from pathlib import Path
-
-import yaml
-
 from thinkbias.blindspot.fairness_tasks import fairness_dataset, fairness_inputs
 from thinkbias.blindspot.profiles import generate_inputs, read_user_inputs
 from thinkbias.data.loaders import load_tabular
 from thinkbias.data.verify import verify_manifest_files
 from thinkbias.workflow import rule_logging
+from thinkbias.yamlfile import read_yaml
 
 with rule_logging(snakemake.log[0]) as logger:
     p = snakemake.params
@@ -36,8 +33,8 @@ with rule_logging(snakemake.log[0]) as logger:
         df = read_user_inputs(p.user_path)
         logger.info(f"{p.task}: {len(df)} user-supplied inputs from {p.user_path}")
     else:
-        names = yaml.safe_load(Path(snakemake.input.names).read_text())
-        vocab = yaml.safe_load(Path(snakemake.input.vocab).read_text())
+        names = read_yaml(snakemake.input.names)
+        vocab = read_yaml(snakemake.input.vocab)
         df = generate_inputs(p.task, p.n_inputs, p.seed, names, vocab)
         logger.info(f"{p.task}: {len(df)} synthetic inputs (seed {p.seed})")
     df.to_parquet(snakemake.output[0], index=False)

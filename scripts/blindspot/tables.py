@@ -8,13 +8,13 @@ Computes `thinkbias.blindspot.report:render_report`, `thinkbias.blindspot.report
 from pathlib import Path
 
 import pandas as pd
-import yaml
 
 from thinkbias.blindspot.model_outputs import model_output_counts
 from thinkbias.blindspot.report import render_examples, render_report, table_markdown
 from thinkbias.llm.metrics import engine_build_section
 from thinkbias.plots.blindspot import funnel_figure
 from thinkbias.workflow import rule_logging
+from thinkbias.yamlfile import read_yaml
 
 
 def gather(paths):
@@ -59,7 +59,7 @@ with rule_logging(snakemake.log[0]) as logger:
         ignore_index=True,
     )
     model_outputs.to_csv(out.model_outputs_csv, index=False)
-    paper = yaml.safe_load(Path(snakemake.input.paper).read_text())
+    paper = read_yaml(snakemake.input.paper)
     stages = gather(snakemake.input.stages)
     rediscovery = pd.read_csv(inp.rediscovery[0]) if inp.rediscovery else None
     Path(out.report).write_text(

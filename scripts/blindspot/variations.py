@@ -8,19 +8,19 @@ Computes `thinkbias.blindspot.variations:rule_variations`, and for generated con
 from pathlib import Path
 
 import pandas as pd
-import yaml
 
 from thinkbias.blindspot.step_requests import variation_requests
 from thinkbias.blindspot.variations import parse_variation, rule_variations
 from thinkbias.llm.roles import ModelRole, run_role
 from thinkbias.workflow import rule_logging
+from thinkbias.yamlfile import read_yaml
 
 with rule_logging(snakemake.log[0], metrics=snakemake.output.metrics) as logger:
     p = snakemake.params
     concepts = pd.read_parquet(snakemake.input.concepts)
     concepts = concepts[concepts["merged_into"] == concepts["concept_id"]]
     inputs = pd.read_parquet(snakemake.input.inputs)
-    names = yaml.safe_load(Path(snakemake.input.names).read_text())
+    names = read_yaml(snakemake.input.names)
     frames = [rule_variations(concepts, inputs, p.task, names)]
     llm_concepts = concepts[~concepts["variation_rule"].astype(bool)]
     if len(llm_concepts):

@@ -8,15 +8,15 @@ import glob
 from pathlib import Path
 
 import pandas as pd
-import yaml
 
 from thinkbias.fairness.report import render_report, wall_time_summary
 from thinkbias.llm.metrics import engine_build_section
 from thinkbias.workflow import rule_logging
+from thinkbias.yamlfile import read_yaml
 
 with rule_logging(snakemake.log[0]) as log:
     tables = {Path(f).stem: pd.read_csv(f) for f in snakemake.input.tables}
-    paper = yaml.safe_load(Path(snakemake.input.paper).read_text())
+    paper = read_yaml(snakemake.input.paper)
     cost = (
         pd.concat([pd.read_csv(f) for f in snakemake.input.cost], ignore_index=True)
         if snakemake.input.cost

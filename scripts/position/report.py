@@ -8,12 +8,12 @@ from `position.model_kinds` or the registry), then `thinkbias.position.report:re
 from pathlib import Path
 
 import pandas as pd
-import yaml
 
 from thinkbias.llm.metrics import engine_build_section
 from thinkbias.position.model_kinds import model_kinds
 from thinkbias.position.report import report_markdown
 from thinkbias.workflow import rule_logging
+from thinkbias.yamlfile import read_yaml
 
 with rule_logging(snakemake.log[0]) as logger:
     tables = {}
@@ -24,7 +24,7 @@ with rule_logging(snakemake.log[0]) as logger:
     models = {m for t in tables.values() if "model" in t.columns for m in t["model"].dropna()}
     kinds = model_kinds(models, snakemake.params.model_kinds, snakemake.params.registry_backends)
     logger.info("model kinds: " + "; ".join(f"{r.model} {r.kind} ({r.source})" for r in kinds.itertuples()))
-    paper = yaml.safe_load(Path(snakemake.input.paper).read_text())
+    paper = read_yaml(snakemake.input.paper)
     text = report_markdown(paper, tables, snakemake.params.note, kinds)
     text += "\n" + engine_build_section(snakemake.input.engines)
     Path(snakemake.output[0]).write_text(text)

@@ -9,7 +9,7 @@ import pytest
 from tests.helpers import REPO, base_config, deep_merge, run_snakemake, tiny_config
 from thinkbias.blindspot.byo import read_outcomes, run_byo
 from thinkbias.blindspot.report import render_byo_report, stage_parameters_line
-from thinkbias.blindspot.stages import PAPER_K0, StageParams, stage_parameters
+from thinkbias.blindspot.stage_params import PAPER_K0, StageParams, stage_parameters
 from thinkbias.config import validate_config
 
 BIASED = [f"biased_{i}" for i in range(6)]

@@ -14,7 +14,6 @@ from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
-from sklearn.cluster import KMeans
 
 
 def cluster_inputs(input_ids: list[str], embeddings: np.ndarray, n_clusters: int, seed: int) -> pd.DataFrame:
@@ -29,6 +28,8 @@ def cluster_inputs(input_ids: list[str], embeddings: np.ndarray, n_clusters: int
     if x.ndim != 2 or x.shape[0] != len(input_ids):
         raise ValueError("embeddings must be a (n_inputs, dim) array matching input_ids")
     k = max(1, min(n_clusters, len(input_ids)))
+    from sklearn.cluster import KMeans  # here, not at the top: the Snakefile imports this module's plan helpers
+
     km = KMeans(n_clusters=k, n_init=10, random_state=seed).fit(x)
     labels = km.labels_
     rows = []

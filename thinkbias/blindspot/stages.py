@@ -25,57 +25,20 @@ simulation benchmark, so the statistics validated by simulation are the ones the
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
 
 from thinkbias.blindspot.clusters import StagePlan, nearest_members, stage_plan, stage_schedule
 from thinkbias.blindspot.effect import acceptance_difference, flipped, paired_counts
+from thinkbias.blindspot.stage_params import BOUNDARIES, StageParams
 from thinkbias.blindspot.tables import cost_table
 from thinkbias.stats.group_sequential import exact_obrien_fleming_thresholds
 from thinkbias.stats.mcnemar import mcnemar_test
 from thinkbias.stats.sequential import bonferroni_level, is_futile, obrien_fleming_threshold
 
-BOUNDARIES = ("paper", "exact")
-# the paper's stage-0 inputs per cluster (stages of 200, 400, 800, ... inputs over 10 clusters)
-PAPER_K0 = 20
-
 STATUSES = ("continue", "futile", "verbalized", "flagged", "not_significant")
-
-
-@dataclass(frozen=True)
-class StageParams:
-    """Thresholds of the procedure (paper values by default)."""
-
-    alpha: float = 0.05
-    baseline_verbalization_threshold: float = 0.3
-    variation_verbalization_threshold: float = 0.3
-    futility_power_floor: float = 0.01
-    futility_min_discordant: int = 25
-    n_simulations: int = 50_000
-    power_seed: int = 0
-    exact_below: int = 25
-    early_stopping: bool = True
-    boundary: str = "paper"
-
-    def __post_init__(self) -> None:
-        if self.boundary not in BOUNDARIES:
-            raise ValueError(f"stages.boundary must be one of {', '.join(BOUNDARIES)}, got '{self.boundary}'")
-
-    def as_dict(self) -> dict:
-        return asdict(self)
-
-
-def stage_parameters(k0: int, max_stages: int | None, params: StageParams) -> pd.DataFrame:
-    """The parameters a run of the procedure used, one row each: ``parameter, value, paper`` (the
-    paper's value: k0 = 20, every run to the last stage, and :class:`StageParams`' defaults)."""
-    paper = {"k0": PAPER_K0, "max_stages": None, **StageParams().as_dict()}
-    used = {"k0": int(k0), "max_stages": max_stages, **params.as_dict()}
-    return pd.DataFrame(
-        [{"parameter": key, "value": used[key], "paper": paper[key]} for key in paper],
-        columns=["parameter", "value", "paper"],
-    )
 
 
 def efficacy_threshold(alpha_s: float, plan: StagePlan, boundary: str = "paper") -> float:

@@ -17,9 +17,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import yaml
 
 from thinkbias.data.checksums import SHA256_RE, malformed_sha256, normalized_sha256
+from thinkbias.yamlfile import read_yaml
 
 WHEEL_SPEC_RE = re.compile(r"^(?P<name>[A-Za-z0-9][A-Za-z0-9._-]*)==(?P<version>[A-Za-z0-9.+!_-]+)$")
 HF_REPO_TYPES = ("model", "dataset", "space")
@@ -197,7 +197,7 @@ def parse_manifest(data: Any) -> dict[str, ManifestEntry]:
 def load_manifest(path: str | Path) -> dict[str, ManifestEntry]:
     """Read and validate the manifest file at ``path``; a :class:`ManifestError` starts with the path."""
     try:
-        return parse_manifest(yaml.safe_load(Path(path).read_text(encoding="utf-8")))
+        return parse_manifest(read_yaml(path))
     except ManifestError as err:
         raise ManifestError(f"manifest {path}: {err}") from None
 

@@ -11,10 +11,10 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-import yaml
 
 from thinkbias.data.checksums import is_sha256, malformed_sha256, normalized_sha256
 from thinkbias.llm.types import ModelSpec
+from thinkbias.yamlfile import read_yaml
 
 if TYPE_CHECKING:
     import jsonschema
@@ -25,7 +25,7 @@ BACKENDS = ("llamacpp", "vllm", "openai")
 
 def load_entry_schema(path: str | Path = SCHEMA_PATH) -> dict:
     """The JSON schema of one registry entry."""
-    return yaml.safe_load(Path(path).read_text())
+    return read_yaml(path)
 
 
 def validate_entry(model_id: str, entry: dict, schema: dict | None = None) -> dict:
@@ -104,7 +104,7 @@ def extra_schema(schema: dict, backend: str) -> dict:
 
 def read_registry(registry_path: str | Path) -> dict:
     """The whole registry as a dict (model id -> raw entry)."""
-    return yaml.safe_load(Path(registry_path).read_text()) or {}
+    return read_yaml(registry_path) or {}
 
 
 def default_weights(model_id: str, entry: dict, base: Path) -> str:

@@ -43,7 +43,7 @@ def engine_kwargs(spec: ModelSpec) -> dict:
         "seed": 0,
     }
     for key in ("max_num_seqs", "enforce_eager", "revision", "kv_cache_dtype", "enable_chunked_prefill",
-                "max_num_batched_tokens"):  # fmt: skip
+                "max_num_batched_tokens", "distributed_executor_backend"):  # fmt: skip
         if key in extra:
             kw[key] = extra[key]
     return kw
@@ -65,8 +65,14 @@ def vllm_quantization(extra: Mapping[str, object]) -> str | None:
 
 def runner_env(spec: ModelSpec) -> dict[str, str]:
     """Environment vLLM reads when it starts: on the CPU, the KV cache size (``extra.cpu_kvcache_gib``,
-    default 2 GiB; vLLM's own default is a share of the machine's memory)."""
-    return {"VLLM_CPU_KVCACHE_SPACE": str(spec.extra.get("cpu_kvcache_gib", 2))}
+    default 2 GiB; vLLM's own default is a share of the machine's memory); with
+    ``extra.engine_core_in_process``, the engine core in the ``LLM``'s own process instead of a
+    separate one (with ``distributed_executor_backend: uni``, the model too: one process, no polling
+    between processes, which on a CPU with few cores takes the cores the model's threads need)."""
+    env = {"VLLM_CPU_KVCACHE_SPACE": str(spec.extra.get("cpu_kvcache_gib", 2))}
+    if "engine_core_in_process" in spec.extra:
+        env["VLLM_ENABLE_V1_MULTIPROCESSING"] = "0" if spec.extra["engine_core_in_process"] else "1"
+    return env
 
 
 def sampling_kwargs(s: Sampling) -> dict:

@@ -15,6 +15,7 @@ from functools import lru_cache
 from pathlib import Path
 
 import yaml
+from thinkbias.yamlfile import read_yaml
 
 DEFAULT_CUES = Path(__file__).resolve().parents[2] / "resources/position/fallback_cues.yaml"
 
@@ -90,7 +91,7 @@ def load_cues(path: str | Path = DEFAULT_CUES) -> FallbackCues:
     """The cue file at ``path`` (default: the project's), read once and checked."""
     path = Path(path)
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+        data = read_yaml(path)
     except OSError as err:
         raise CueFileError(f"cue file {path}: cannot be read ({err.strerror or err})") from err
     except yaml.YAMLError as err:

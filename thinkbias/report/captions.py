@@ -12,7 +12,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-import yaml
+from thinkbias.yamlfile import read_yaml
 
 # caption file (under report/captions/) -> (study, key template). A key template containing
 # ``{name}`` is filled from the job's wildcard ``name``; otherwise it names one caption.
@@ -65,9 +65,7 @@ def caption_rst(captions: dict[str, str], study: str, key_template: str) -> str:
 
 def write_caption_files(captions_dir: Path, out_dir: Path) -> list[Path]:
     """Write every caption file of ``CAPTION_FILES`` under ``out_dir``; return their paths."""
-    loaded = {
-        s: yaml.safe_load((captions_dir / f"{s}.yaml").read_text()) for s in {s for s, _ in CAPTION_FILES.values()}
-    }
+    loaded = {s: read_yaml(captions_dir / f"{s}.yaml") for s in {s for s, _ in CAPTION_FILES.values()}}
     written = []
     for name, (study, key) in CAPTION_FILES.items():
         path = out_dir / name

@@ -13,7 +13,7 @@ import math
 from typing import Callable
 
 import numpy as np
-from scipy import special, stats
+from scipy import special
 
 TRUSTED_P_FLOOR = 1e-250
 LN10 = math.log(10.0)
@@ -72,7 +72,7 @@ def log10_t_sf(t: float, df: float) -> float:
     taken in log space; the hypergeometric series converges fast exactly where p is tiny (x small).
     """
     if t <= 0:
-        return math.log10(float(stats.t.sf(t, df)))
+        return math.log10(float(special.stdtr(df, -t)))  # scipy.stats.t.sf, without importing scipy.stats
     if math.isinf(t):
         return -math.inf
     a, b = df / 2.0, 0.5
