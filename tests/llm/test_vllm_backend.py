@@ -10,6 +10,7 @@ from thinkbias.llm.vllm_backend import (
     engine_kwargs,
     probe_prompts,
     prompt_token_ids,
+    runner_env,
     sampling_kwargs,
     score_kwargs,
     scores_from_vllm_logprobs,
@@ -40,6 +41,15 @@ def test_engine_kwargs_enable_prefix_caching_and_quantization():
     forced = {"quantization": "awq", "vllm_quantization": "awq_marlin"}
     assert engine_kwargs(replace(SPEC, extra=forced))["quantization"] == "awq_marlin"
     assert engine_kwargs(replace(SPEC, extra={"max_model_len": 16384}))["max_model_len"] == 16384
+
+
+def test_the_process_layout_is_vllms_own_unless_the_entry_sets_it():
+    assert "distributed_executor_backend" not in engine_kwargs(SPEC)
+    assert runner_env(SPEC) == {"VLLM_CPU_KVCACHE_SPACE": "2"}
+    one = replace(SPEC, extra={"engine_core_in_process": True, "distributed_executor_backend": "uni"})
+    assert engine_kwargs(one)["distributed_executor_backend"] == "uni"
+    assert runner_env(one)["VLLM_ENABLE_V1_MULTIPROCESSING"] == "0"
+    assert runner_env(replace(SPEC, extra={"engine_core_in_process": False}))["VLLM_ENABLE_V1_MULTIPROCESSING"] == "1"
 
 
 def test_sampling_kwargs_are_explicit():

@@ -9,6 +9,7 @@ compute nearly what the source model computes.
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import random
@@ -20,12 +21,12 @@ from thinkbias.models.awq import RECORD, AwqSettings, quantize_awq
 from thinkbias.data.checksums import sha256_file
 
 pytestmark = pytest.mark.slow
-if os.environ.get("THINKBIAS_REQUIRE_AWQ"):
-    import awq  # noqa: F401  (fails the run when the stack tb.py installs is missing)
-else:
-    pytest.importorskip("awq", reason="AutoAWQ is not installed (python3 tb.py test installs its CPU stack)")
-
-import torch  # noqa: E402  (after the skip: torch comes with AutoAWQ's stack)
+# torch and AutoAWQ are imported by the tests that use them, not here: importing them costs every
+# pytest worker seconds at collection, also when this file's tests are deselected
+if importlib.util.find_spec("awq") is None:
+    if os.environ.get("THINKBIAS_REQUIRE_AWQ"):
+        raise ImportError("AutoAWQ is not installed, and THINKBIAS_REQUIRE_AWQ is set (python3 tb.py test installs it)")
+    pytest.skip("AutoAWQ is not installed (python3 tb.py test installs its CPU stack)", allow_module_level=True)
 
 WORDS = (
     "the quick brown fox jumps over a lazy dog while two people ask whether the model "
@@ -56,6 +57,7 @@ def write_calibration(path: Path, lines: int = 48) -> Path:
 def build_tiny_gemma2(folder: Path, corpus: list[str]) -> None:
     """Save a random fp16 Gemma-2 with a word-level tokenizer trained on ``corpus`` into ``folder``,
     laid out as a pinned snapshot (with REVISION)."""
+    import torch
     from tokenizers import Tokenizer, models, pre_tokenizers, trainers
     from transformers import Gemma2Config, Gemma2ForCausalLM, PreTrainedTokenizerFast
 
@@ -124,6 +126,7 @@ def test_config_declares_4bit_awq_gemm(quantized):
 
 
 def test_every_linear_is_packed_eight_4bit_weights_per_int32(quantized):
+    import torch
     from safetensors.torch import load_file
 
     tensors = load_file(quantized["dest"] / "model.safetensors")
@@ -141,6 +144,7 @@ def test_every_linear_is_packed_eight_4bit_weights_per_int32(quantized):
 def test_packed_weights_decode_to_a_model_close_to_the_source(quantized):
     """Unpacked back to floats, the checkpoint's logits stay near the source model's (a 4-bit error,
     about 0.15-0.3 relative here), far from what a wrong packing or lost layer gives (above 1)."""
+    import torch
     from awq.utils.packing_utils import dequantize_gemm
     from safetensors.torch import load_file
     from transformers import AutoModelForCausalLM, AutoTokenizer
