@@ -15,7 +15,13 @@ from tests.llm.vllm_fixtures import VLLM_MODEL
 pytestmark = pytest.mark.slow
 
 SMALL = {
-    "fairness": {"datasets": ["adult"], "n_records": 4, "depths": 5, "sensitivity_depths": [5], "bootstrap_samples": 50},
+    "fairness": {
+        "datasets": ["adult"],
+        "n_records": 4,
+        "depths": 5,
+        "sensitivity_depths": [5],
+        "bootstrap_samples": 50,
+    },
     "blindspot": {"n_inputs": 8},
 }
 

@@ -14,6 +14,7 @@ BOUNDARIES = ("paper", "exact")
 # the paper's stage-0 inputs per cluster (stages of 200, 400, 800, ... inputs over 10 clusters)
 PAPER_K0 = 20
 
+
 @dataclass(frozen=True)
 class StageParams:
     """Thresholds of the procedure (paper values by default)."""
