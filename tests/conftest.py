@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -9,6 +10,8 @@ import pytest
 from tests.helpers import EMBEDDED_MODEL, REPO, make_workflow_dir
 from tests.llm.vllm_fixtures import VLLM_MODEL, require_vllm
 from tests.ordering import DurationRecorder, order_longest_first, read_durations
+
+NO_SLURM_CONTROLLER = Path(__file__).with_name("no-slurm-controller.conf")
 
 
 def pytest_addoption(parser) -> None:
@@ -20,6 +23,9 @@ def pytest_addoption(parser) -> None:
 
 
 def pytest_configure(config) -> None:
+    # inherited by every Snakemake the tests start (tests/no-slurm-controller.conf says why); the SLURM
+    # tests set the real one
+    os.environ.setdefault("SLURM_CONF", str(NO_SLURM_CONTROLLER))
     # on the controlling process only: under pytest-xdist the workers' reports reach it
     if config.getoption("--store-durations") and not hasattr(config, "workerinput"):
         config.pluginmanager.register(DurationRecorder(), "thinkbias-durations")

@@ -35,6 +35,7 @@ from tests.helpers import EMBEDDED_MODEL, REPO, make_workflow_dir, run_snakemake
 pytestmark = pytest.mark.slow
 
 SCRIPT = Path(__file__).with_name("local-slurm.sh")
+SLURM_CONF = "/etc/slurm/slurm.conf"  # written by local-slurm.sh (its CONF_DIR)
 PROFILE = REPO / "profiles" / "slurm"
 GPU_MODEL = "smollm2-135m-gpu"  # the embedded model, declared to need one GPU
 RUN = "slurmtest"
@@ -61,7 +62,16 @@ LOCAL_RULES = {"fetch"}
 
 
 def cluster_env(extra: dict | None = None) -> dict:
-    return {**os.environ, "DEBIAN_FRONTEND": "noninteractive", **(extra or {})}
+    return {**os.environ, "DEBIAN_FRONTEND": "noninteractive", "SLURM_CONF": SLURM_CONF, **(extra or {})}
+
+
+@pytest.fixture(scope="module", autouse=True)
+def real_slurm_conf():
+    """This module's SLURM commands (sbatch, sacct, squeue, scancel, through Snakemake too) read the
+    cluster's configuration, not the other tests' (tests/no-slurm-controller.conf)."""
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("SLURM_CONF", SLURM_CONF)
+        yield
 
 
 def profile_settings() -> dict:
