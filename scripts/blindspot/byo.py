@@ -2,7 +2,7 @@
 
 Computes `thinkbias.blindspot.byo:run_byo` (staged testing: `thinkbias.blindspot.stages:run_staged`) on
 `thinkbias.blindspot.byo:read_outcomes` and `thinkbias.blindspot.byo:read_baseline`, with the stage
-parameters of `blindspot.byo.stages` (`thinkbias.blindspot.stages:stage_parameters`, the paper's by
+parameters of `blindspot.byo.stages` (`thinkbias.blindspot.stage_params:stage_parameters`, the paper's by
 default); the report is `thinkbias.blindspot.report:render_byo_report`.
 """
 
