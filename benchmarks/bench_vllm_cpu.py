@@ -29,13 +29,12 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from thinkbias.llm import load_model_spec, open_engine  # noqa: E402
-from thinkbias.llm.types import Request, Sampling  # noqa: E402
+from thinkbias.llm.types import YES_NO, Request, Sampling  # noqa: E402
 
 LAYOUTS = {
     "default (3 processes)": {"engine_core_in_process": False, "distributed_executor_backend": "mp"},
     "one process": {"engine_core_in_process": True, "distributed_executor_backend": "uni"},
 }
-YES_NO = {"Yes": ["Yes", " Yes"], "No": ["No", " No"]}
 
 
 def requests(n: int, tokens: int, temperature: float) -> list[Request]:
