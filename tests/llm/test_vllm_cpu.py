@@ -21,7 +21,7 @@ import numpy as np
 import pytest
 
 from tests.helpers import REPO
-from tests.llm.vllm_fixtures import VLLM_MODEL
+from tests.llm.vllm_fixtures import VLLM_MODEL, require_vllm
 from thinkbias.llm.thinking import arm_prefill
 from thinkbias.llm.types import LETTERS, YES_NO, Request, Sampling
 
@@ -234,11 +234,12 @@ def test_logprob_conversion_keeps_every_position(vllm_engine):
 
 
 def test_a_worker_that_cannot_load_its_model_says_why(tmp_path):
-    from thinkbias.llm.vllm_runner import SubprocessRunner, WorkerError, vllm_python
+    from thinkbias.llm.vllm_runner import SubprocessRunner, WorkerError
 
+    python = require_vllm()
     missing = tmp_path / "no-such-snapshot"
     with pytest.raises(WorkerError) as err:
-        SubprocessRunner({"model": str(missing), "dtype": "float32", "enforce_eager": True}, vllm_python())
+        SubprocessRunner({"model": str(missing), "dtype": "float32", "enforce_eager": True}, python)
     assert "failed in init" in str(err.value) and "no-such-snapshot" in str(err.value)
 
 
