@@ -48,6 +48,12 @@ class CachedEngine(ManyRequests):
     ) -> CandidateScores:
         raise NotImplementedError
 
+    def _run_order(self, items: Sequence[tuple]) -> list[int]:
+        """The order in which generations of ``items`` (``(request, rendered, ...)``) run one after
+        another, as indices: as given (a backend that keeps the previous prompt's shared prefix
+        runs neighbours that share most next to each other)."""
+        return list(range(len(items)))
+
     def _probe_uncached(
         self,
         request: Request,
@@ -85,7 +91,8 @@ class CachedEngine(ManyRequests):
     ) -> None:
         """Run ``_generate_and_probe_uncached`` on every (request, rendered), calling
         ``done(j, generation, scores)`` as each finishes (a batching backend runs them together)."""
-        for j, (req, rendered) in enumerate(items):
+        for j in self._run_order(items):
+            req, rendered = items[j]
             gen, scores = self._generate_and_probe_uncached(req, rendered, cut_fractions, cue, candidates, trace)
             done(j, gen, scores)
 
@@ -99,9 +106,9 @@ class CachedEngine(ManyRequests):
         """Generate each (request, rendered) and score ``score_items[j]`` right after it, calling
         ``done(j, generation, scores)`` (a KV-reusing backend finds the shared prompt in its cache;
         a batching one scores each sequence on its own cells)."""
-        for j, item in enumerate(items):
+        for j in self._run_order(items):
             box: list[Generation] = []
-            self._generate_uncached([item], lambda _, g: box.append(g))
+            self._generate_uncached([items[j]], lambda _, g: box.append(g))
             done(j, box[0], self._score_uncached(*score_items[j], candidates))
 
     def _score_many_uncached(

@@ -23,9 +23,14 @@ llama-cpp-python generation throughput = 1.00-1.05. So studies that generate and
 generation job (``generate_and_probe``/``generate_and_probe_many``): no second job, model load or
 prefill. A separate probe job (``probe``) is for traces from elsewhere and costs one prefill each.
 
-Generation always starts from an empty KV cache (no prefix reuse across requests), so a result
-never depends on which request ran before it: greedy output is identical across runs and orders,
-and sampled output depends only on the request's own seed (a fresh sampler per request).
+Generation keeps the leading KV cells of the previous prompt that the next prompt shares (a
+study's instructions, a question under its other option orders, the other half of a counterfactual
+pair) and evaluates only the rest (``eval_prompt``), in the order that makes neighbours share most
+(``_run_order``). A cell's numbers depend only on the tokens before it and on whether llama.cpp
+evaluated it in a step of its own (a one-token batch takes other kernels than a larger one), so
+the prefix is kept only where every cell, kept or new, is evaluated as a fresh prefill would: a
+result never depends on which request ran before it. Greedy output is identical across runs and
+orders, and sampled output depends only on the request's own seed (a fresh sampler per request).
 
 With ``extra.n_parallel`` > 1, ``generate``, ``generate_and_probe_many`` and
 ``generate_and_score_many`` decode that many requests together in a second context
@@ -127,6 +132,8 @@ class LlamaCppEngine(CachedEngine):
         self._add_bos = bool(model.add_bos_token())
         self._cand_cache: dict[str, dict[str, tuple[int, ...]]] = {}
         self._prefilled = 0  # leading KV cells computed by batched evaluation (not by decoding)
+        self._exact = 0  # leading KV cells equal to a fresh prefill's (none evaluated in a step of its own)
+        self.prompt_reuse = bool(extra.get("prompt_reuse", True))
         self.n_parallel = n_parallel(spec)
         self.batched = None  # n_parallel > 1: generation runs there (thinkbias.llm.llamacpp_batch)
         if self.n_parallel > 1:
@@ -188,8 +195,7 @@ class LlamaCppEngine(CachedEngine):
     def eval_fresh(self, tokens: Sequence[int]) -> None:
         """Empty the KV cache and evaluate ``tokens`` (logits of the last one become available)."""
         self._check_len(len(tokens))
-        self.llm.n_tokens = 0
-        self.llm.eval(list(tokens))
+        self._evaluate_from(tokens, 0)
         self._prefilled = len(tokens)
         self._count(prompt_tokens=len(tokens))
 
@@ -204,20 +210,58 @@ class LlamaCppEngine(CachedEngine):
         rest in another give the same logits as one batch of the whole (tested).
         """
         self._check_len(len(tokens))
-        n = self.llm.n_tokens if reuse_decoded else min(self.llm.n_tokens, self._prefilled)
-        have = self.llm.input_ids[:n]
-        m = min(n, len(tokens))
-        target = np.asarray(tokens[:m], dtype=have.dtype)
-        diff = np.nonzero(have[:m] != target)[0]
-        common = int(diff[0]) if len(diff) else m
-        if common >= len(tokens):
-            common = len(tokens) - 1  # re-evaluate the last token to get its logits
-        self.llm.n_tokens = common
-        rest = list(tokens[common:])
-        self.llm.eval(rest)
+        common = self._shared_prefix(tokens, self.llm.n_tokens if reuse_decoded else self._prefilled)
+        rest = self._evaluate_from(tokens, common)
         if common <= self._prefilled:
             self._prefilled = len(tokens)
         self._count(prompt_tokens=len(rest), probe_tokens=len(rest))
+
+    def eval_prompt(self, tokens: Sequence[int]) -> None:
+        """Make the KV cache hold exactly a generation's prompt ``tokens``, with the numbers a fresh
+        prefill gives: the leading cells the cache holds from an earlier exact evaluation are kept
+        where the rest then goes through the same kinds of steps (no token evaluated alone) as a
+        fresh prefill of the whole; otherwise ``eval_fresh``."""
+        self._check_len(len(tokens))
+        n = len(tokens)
+        common = self._shared_prefix(tokens, self._exact) if self.prompt_reuse else 0
+        if self._first_lone(0, n) < n or common == 0:
+            return self.eval_fresh(tokens)
+        if self._first_lone(common, n) < n:
+            common -= 1  # one more token in the rest: it no longer ends in a step of one
+            if common == 0 or self._first_lone(common, n) < n:
+                return self.eval_fresh(tokens)
+        rest = self._evaluate_from(tokens, common)
+        self._prefilled = n
+        self._count(prompt_tokens=len(rest), reused_prompt_tokens=common)
+
+    def _shared_prefix(self, tokens: Sequence[int], held: int) -> int:
+        """Length of the longest common prefix of ``tokens`` and the first ``held`` KV cells' tokens,
+        leaving at least the last token to evaluate (its logits are needed)."""
+        m = min(held, self.llm.n_tokens, len(tokens))
+        have = self.llm.input_ids[:m]
+        diff = np.nonzero(have != np.asarray(tokens[:m], dtype=have.dtype))[0]
+        common = int(diff[0]) if len(diff) else m
+        return min(common, len(tokens) - 1)
+
+    def _evaluate_from(self, tokens: Sequence[int], common: int) -> list[int]:
+        """Keep the first ``common`` KV cells and evaluate ``tokens[common:]`` after them."""
+        self.llm.n_tokens = common
+        rest = list(tokens[common:])
+        self.llm.eval(rest)
+        if common <= self._exact:
+            self._exact = self._first_lone(common, len(tokens))
+        return rest
+
+    def _first_lone(self, start: int, end: int) -> int:
+        """The first position of ``[start, end)`` that ``Llama.eval`` evaluates in a step of its own
+        (chunks of ``n_batch``, micro-batches of ``n_ubatch``), else ``end``."""
+        n_batch, n_ubatch = self.llm.n_batch, self.llm.context_params.n_ubatch
+        for chunk in range(start, end, n_batch):
+            chunk_end = min(chunk + n_batch, end)
+            for step in range(chunk, chunk_end, n_ubatch):
+                if min(step + n_ubatch, chunk_end) - step == 1:
+                    return step
+        return end
 
     def last_logits(self) -> np.ndarray:
         """Next-token logits after the last evaluated token."""
@@ -244,11 +288,12 @@ class LlamaCppEngine(CachedEngine):
     def generate_tokens(
         self, prompt_tokens: Sequence[int], sampling: Sampling
     ) -> tuple[list[int], list[bytes], str, str]:
-        """Generate from an empty KV cache. Returns (tokens, pieces, text, finish_reason); the KV
-        cache is left holding the prompt and every generated token but the last sampled one."""
+        """Generate after ``eval_prompt`` (a fresh prefill's numbers). Returns (tokens, pieces, text,
+        finish_reason); the KV cache is left holding the prompt and every generated token but the
+        last sampled one."""
         import llama_cpp
 
-        self.eval_fresh(prompt_tokens)
+        self.eval_prompt(prompt_tokens)
         sampler = self._sampler(sampling)
         vocab = self.llm._model.vocab
         stream = TokenStream(sampling.stop)
@@ -287,10 +332,18 @@ class LlamaCppEngine(CachedEngine):
         if self.batched is not None:
             self.batched.run(items, lambda j, gen, scores: done(j, gen))
             return
-        for j, (req, rendered) in enumerate(items):
+        for j in self._run_order(items):
+            req, rendered = items[j]
             prompt = self.tokenize_prompt(rendered)
             tokens, _, text, finish = self.generate_tokens(prompt, req.sampling)
             done(j, self._make_generation(req, rendered, len(prompt), tokens, text, finish))
+
+    def _run_order(self, items) -> list[int]:
+        # sorted prompts: each shares with the one before it the longest prefix any other could
+        # (``eval_prompt`` keeps it); every result is what it would be in any order
+        if not self.prompt_reuse:
+            return super()._run_order(items)
+        return sorted(range(len(items)), key=lambda j: items[j][1])
 
     # -- scoring and probing ------------------------------------------------------------------
     def _score_uncached(self, request, rendered, candidates) -> CandidateScores:

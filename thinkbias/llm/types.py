@@ -144,7 +144,8 @@ class EngineStats:
     scores and probes (local backends); ``requests``: backend calls made (HTTP attempts for APIs);
     ``cache_hits``: results served from the cache; ``retries``: attempts repeated after a
     retryable failure (APIs); ``retry_wait_s``: seconds spent waiting before those retries;
-    ``awaited``: results another live process was generating, waited for instead of generated
+    ``reused_prompt_tokens``: prompt tokens whose KV cells a generation kept from the previous prompt
+    instead of evaluating them (llama.cpp); ``awaited``: results another live process was generating, waited for instead of generated
     (also counted in ``cache_hits``); ``taken_over``: requests leased by a process that died,
     generated here instead; ``empty_replies``: API replies with no answer in them (no content nor
     reasoning, or a refusal), retried and never cached.
@@ -153,6 +154,7 @@ class EngineStats:
     generated_tokens: int = 0
     prompt_tokens: int = 0
     probe_tokens: int = 0
+    reused_prompt_tokens: int = 0
     requests: int = 0
     cache_hits: int = 0
     retries: int = 0
@@ -166,8 +168,8 @@ class Engine(Protocol):
     """What every backend offers. One engine instance = one loaded model for a whole job."""
 
     spec: ModelSpec
-    # counters of the work done by this process: generated_tokens, prompt_tokens, probe_tokens, requests,
-    # cache_hits, retries, retry_wait_s, awaited, taken_over, empty_replies
+    # counters of the work done by this process: generated_tokens, prompt_tokens, probe_tokens,
+    # reused_prompt_tokens, requests, cache_hits, retries, retry_wait_s, awaited, taken_over, empty_replies
     stats: EngineStats
 
     def generate(
