@@ -29,8 +29,6 @@ import statistics
 import tempfile
 from pathlib import Path
 
-import yaml
-
 from thinkbias.llm.throughput import CLOCKS
 
 REPO = Path(__file__).resolve().parents[1]
@@ -56,40 +54,17 @@ def main() -> None:
         out = fn()
         return clock() - t, out
 
-    from thinkbias.config import validate_config
-    from thinkbias.data.fetch import fetch_manifest_file
-    from thinkbias.data.loaders import load_mcq
-    from thinkbias.data.sampling import sample_rows
-    from thinkbias.llm import load_model_spec, open_engine
+    from thinkbias.llm import open_engine
     from thinkbias.llm.run import run_requests
-    from thinkbias.llm.thinking import arm_prefill, thinking_instruction
     from thinkbias.position.depth_probe import generate_and_probe_depths, probe_depths
-    from thinkbias.position.generation import build_requests, generations_table
-    from thinkbias.position.items import four_option_items, permutations_table
+    from thinkbias.position.embedded_sample import embedded_position_sample
+    from thinkbias.position.generation import generations_table
 
-    config = validate_config(
-        yaml.safe_load((REPO / "config/config.yaml").read_text()), str(REPO / "config/schema/config.schema.yaml")
-    )
-    pos = config["position"]
     n_questions = 1 if args.tiny else args.questions
-    max_tokens = 4 if args.tiny else (args.max_tokens or int(pos["max_tokens"][args.mode]))
-    depths = pos["depth_probe"]["depths"]
-
-    def fetched(path: str) -> str:  # through the manifest, checked against its sha256, as the workflow's files
-        relpath = str(Path(path).relative_to("resources"))
-        return str(fetch_manifest_file(REPO / config["manifest"], relpath, root=REPO / "resources"))
-
-    mcq = load_mcq("mmlu", fetched(pos["benchmarks"]["mmlu"]["path"]), seed=config["seed"])
-    items = sample_rows(four_option_items(mcq), n_questions, config["seed"], "item_id", salt="position")
-    prompts = permutations_table(items, "cyclic")
-    spec = load_model_spec(
-        str(REPO / config["registry"]),
-        "smollm2-135m",
-        weights=fetched("resources/models/smollm2-135m/SmolLM2-135M-Instruct.Q4_1.gguf"),
-    )
     mode = args.mode
-    think = arm_prefill(spec, "think") if mode == "reasoning" else ""
-    reqs = build_requests(prompts, mode, think, arm_prefill(spec, "nothink"), thinking_instruction(spec), max_tokens)
+    sample = embedded_position_sample(REPO, n_questions, mode, 4 if args.tiny else args.max_tokens)
+    prompts, spec, reqs = sample.prompts, sample.spec, sample.requests
+    depths = sample.position["depth_probe"]["depths"]
 
     with tempfile.TemporaryDirectory() as tmp:
         gen_s, fused_s, ratios = [], [], []

@@ -23,8 +23,6 @@ import tempfile
 from dataclasses import replace
 from pathlib import Path
 
-import yaml
-
 from thinkbias.llm.throughput import CLOCKS
 
 REPO = Path(__file__).resolve().parents[1]
@@ -42,39 +40,15 @@ def main() -> None:
     args = ap.parse_args()
     clock = CLOCKS[args.clock]
 
-    from thinkbias.config import validate_config
-    from thinkbias.data.fetch import fetch_manifest_file
-    from thinkbias.data.loaders import load_mcq
-    from thinkbias.data.sampling import sample_rows
-    from thinkbias.llm import load_model_spec, open_engine
+    from thinkbias.llm import open_engine
     from thinkbias.llm.run import run_requests
-    from thinkbias.llm.thinking import arm_prefill, thinking_instruction
-    from thinkbias.position.generation import build_requests
-    from thinkbias.position.items import four_option_items, permutations_table
+    from thinkbias.position.embedded_sample import embedded_position_sample
 
-    config = validate_config(
-        yaml.safe_load((REPO / "config/config.yaml").read_text()), str(REPO / "config/schema/config.schema.yaml")
-    )
-    pos = config["position"]
     n_questions, reps = (1, 1) if args.tiny else (args.questions, args.reps)
-    max_tokens = 2 if args.tiny else int(pos["max_tokens"][args.mode])
-
-    def fetched(path: str) -> str:  # through the manifest, checked against its sha256, as the workflow's files
-        relpath = str(Path(path).relative_to("resources"))
-        return str(fetch_manifest_file(REPO / config["manifest"], relpath, root=REPO / "resources"))
-
-    mcq = load_mcq("mmlu", fetched(pos["benchmarks"]["mmlu"]["path"]), seed=config["seed"])
-    items = sample_rows(four_option_items(mcq), n_questions, config["seed"], "item_id", salt="position")
-    prompts = permutations_table(items, "cyclic")
-    reuse = load_model_spec(
-        str(REPO / config["registry"]),
-        "smollm2-135m",
-        weights=fetched("resources/models/smollm2-135m/SmolLM2-135M-Instruct.Q4_1.gguf"),
-    )
-    fresh = replace(reuse, extra={**reuse.extra, "prompt_reuse": False})
     mode = args.mode
-    think = arm_prefill(reuse, "think") if mode == "reasoning" else ""
-    reqs = build_requests(prompts, mode, think, arm_prefill(reuse, "nothink"), thinking_instruction(reuse), max_tokens)
+    sample = embedded_position_sample(REPO, n_questions, mode, 2 if args.tiny else None)
+    reuse, reqs = sample.spec, sample.requests
+    fresh = replace(reuse, extra={**reuse.extra, "prompt_reuse": False})
 
     seconds: dict[str, list[float]] = {"reuse": [], "fresh": []}
     evaluated, texts = {}, {}
@@ -91,12 +65,17 @@ def main() -> None:
     assert texts["reuse"] == texts["fresh"], "keeping the shared prefix changed a generation"
     ratios = [r / f for r, f in zip(seconds["reuse"], seconds["fresh"])]
     ratio = statistics.median(ratios)
-    print(f"{len(reqs)} requests ({n_questions} questions x 4 orderings), mode {mode}, {args.clock} seconds, {reps} rep(s)")
+    print(
+        f"{len(reqs)} requests ({n_questions} questions x 4 orderings), mode {mode}, "
+        f"{args.clock} seconds, {reps} rep(s)"
+    )
     for name in ("fresh", "reuse"):
         ev, kept = evaluated[name]
         print(f"  {name:5s}  {statistics.median(seconds[name]):7.2f} s, {ev} prompt tokens evaluated, {kept} kept")
     verdict = f" (goal <= {GOAL}: {'met' if ratio <= GOAL else 'missed'})" if mode == "direct" else ""
-    print(f"reuse / fresh = {ratio:.3f}{verdict}; per repetition {', '.join(f'{r:.3f}' for r in ratios)}; texts identical")
+    print(
+        f"reuse / fresh = {ratio:.3f}{verdict}; per repetition {', '.join(f'{r:.3f}' for r in ratios)}; texts identical"
+    )
 
 
 if __name__ == "__main__":

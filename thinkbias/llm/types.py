@@ -145,10 +145,10 @@ class EngineStats:
     ``cache_hits``: results served from the cache; ``retries``: attempts repeated after a
     retryable failure (APIs); ``retry_wait_s``: seconds spent waiting before those retries;
     ``reused_prompt_tokens``: prompt tokens whose KV cells a generation kept from the previous prompt
-    instead of evaluating them (llama.cpp); ``awaited``: results another live process was generating, waited for instead of generated
-    (also counted in ``cache_hits``); ``taken_over``: requests leased by a process that died,
-    generated here instead; ``empty_replies``: API replies with no answer in them (no content nor
-    reasoning, or a refusal), retried and never cached.
+    instead of evaluating them (llama.cpp); ``awaited``: results another live process was generating,
+    waited for instead of generated (also counted in ``cache_hits``); ``taken_over``: requests leased
+    by a process that died, generated here instead; ``empty_replies``: API replies with no answer in
+    them (no content nor reasoning, or a refusal), retried and never cached.
     """
 
     generated_tokens: int = 0
