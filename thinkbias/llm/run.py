@@ -38,9 +38,11 @@ def engine_generated_tokens(engine: Engine | None) -> int | None:
 
 
 def engine_prompt_tokens(engine: Engine | None) -> int | None:
-    """The engine's count of prompt-side tokens evaluated so far (None without such a counter)."""
-    value = getattr(getattr(engine, "stats", None), "prompt_tokens", None)
-    return None if value is None else int(value)
+    """The engine's count of prompt-side tokens so far, evaluated or kept from the previous prompt
+    (``reused_prompt_tokens``), so that a generation's prompt counts whole (None without such a counter)."""
+    stats = getattr(engine, "stats", None)
+    value = getattr(stats, "prompt_tokens", None)
+    return None if value is None else int(value) + int(getattr(stats, "reused_prompt_tokens", 0))
 
 
 def engine_build(engine: Engine | None) -> str:
