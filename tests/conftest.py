@@ -26,6 +26,10 @@ def pytest_configure(config) -> None:
     # inherited by every Snakemake the tests start (tests/no-slurm-controller.conf says why); the SLURM
     # tests set the real one
     os.environ.setdefault("SLURM_CONF", str(NO_SLURM_CONTROLLER))
+    # one llama.cpp thread per engine, in this process and every one it starts: the workers already
+    # take every core, and a second thread without a core of its own spin-waits at llama.cpp's
+    # barriers (a depth-probe test took 79 CPU-s with 2 threads beside another worker, 8 alone)
+    os.environ.setdefault("THINKBIAS_THREADS", "1")
     # on the controlling process only: under pytest-xdist the workers' reports reach it
     if config.getoption("--store-durations") and not hasattr(config, "workerinput"):
         config.pluginmanager.register(DurationRecorder(), "thinkbias-durations")

@@ -27,7 +27,7 @@ def engine(embedded_model):
     from thinkbias.llm import load_model_spec, open_engine
 
     spec = load_model_spec("config/models.yaml", "smollm2-135m", weights=str(embedded_model))
-    with open_engine(spec, None, n_threads=2) as eng:
+    with open_engine(spec, None, n_threads=1) as eng:
         yield eng
 
 
@@ -116,7 +116,7 @@ def test_probes_ride_on_generation_and_full_depth_is_the_force_close_context(emb
     from thinkbias.llm import load_model_spec, open_engine
 
     spec = load_model_spec("config/models.yaml", "smollm2-135m", weights=str(embedded_model))
-    with open_engine(spec, None, n_threads=2) as engine:  # empty cache: nothing generated before
+    with open_engine(spec, None, n_threads=1) as engine:  # empty cache: nothing generated before
         _fused_checks(engine, prompts)
 
 
@@ -194,7 +194,7 @@ def test_batched_engine_gives_the_sequential_arms_and_scores_only_the_cue(engine
 
     Ks = [2, 4]
     spec = replace(engine.spec, extra={**engine.spec.extra, "n_parallel": 2})
-    with open_engine(spec, None, n_threads=2) as batched:
+    with open_engine(spec, None, n_threads=1) as batched:
         assert batched.batches_generation()
         for arm in ("nothink", "think"):
             gens, probes = generate_and_probe_arm(batched, prompts, arm, 4, 4, Ks)

@@ -48,7 +48,7 @@ def _setup(embedded_model, mode, cache_dir):
     prompts = _prompts()
     think = arm_prefill(spec, "think") if mode == "reasoning" else ""
     reqs = build_requests(prompts, mode, think, arm_prefill(spec, "nothink"), thinking_instruction(spec), 20)
-    with open_engine(spec, cache_dir, n_threads=2) as engine:
+    with open_engine(spec, cache_dir, n_threads=1) as engine:
         gens = generations_table(prompts, "smollm2-135m", mode, reqs, engine.generate(reqs))
     return spec, reqs, gens
 
@@ -69,7 +69,7 @@ def _separate_probes(spec, reqs, gens, mode, table):
     from thinkbias.llm import open_engine
 
     cue = depth_cue(mode, spec.think_close)
-    with open_engine(spec, None, n_threads=2) as engine:
+    with open_engine(spec, None, n_threads=1) as engine:
         for i, (req, g) in enumerate(zip(reqs, gens.itertuples(index=False))):
             trace = g.thinking if mode == "reasoning" else g.text
             n = engine.count_tokens(trace)
@@ -87,7 +87,7 @@ def test_depth_probes_equal_separate_probe_calls(embedded_model, tmp_path, mode)
     from thinkbias.llm import open_engine
 
     spec, reqs, gens = _setup(embedded_model, mode, tmp_path / "cache")
-    with open_engine(spec, tmp_path / "cache", n_threads=2) as engine:  # the generations are cached
+    with open_engine(spec, tmp_path / "cache", n_threads=1) as engine:  # the generations are cached
         table = probe_depths(engine, reqs, gens, mode, spec.think_close, DEPTHS)
         assert engine.stats.generated_tokens == 0
     assert list(table.columns) == list(PROBE_COLUMNS) and len(table) == len(gens) * len(DEPTHS)
@@ -126,7 +126,7 @@ def test_fused_probes_match_probe_calls_on_the_same_tokens(embedded_model, tmp_p
     think = arm_prefill(spec, "think") if mode == "reasoning" else ""
     reqs = build_requests(prompts, mode, think, arm_prefill(spec, "nothink"), thinking_instruction(spec), 20)
     cue = depth_cue(mode, spec.think_close)
-    with open_engine(spec, tmp_path / "cache", n_threads=2) as engine:
+    with open_engine(spec, tmp_path / "cache", n_threads=1) as engine:
         pairs = generate_and_probe_depths(engine, reqs, mode, spec.think_close, DEPTHS)
         generated = engine.stats.generated_tokens
         table = depth_probe_table(
@@ -134,7 +134,7 @@ def test_fused_probes_match_probe_calls_on_the_same_tokens(embedded_model, tmp_p
         )
     assert generated > 0 and len(table) == len(reqs) * len(DEPTHS)
     worst, compared = 0.0, 0
-    with open_engine(spec, None, n_threads=2) as ref:
+    with open_engine(spec, None, n_threads=1) as ref:
         for permutation, req, (gen, fused) in zip(prompts["permutation"], reqs, pairs):
             rendered = ref.render(req)
             prompt = ref.tokenize_prompt(rendered)
@@ -161,7 +161,7 @@ def test_a_generation_from_elsewhere_stops_the_probe(embedded_model, tmp_path):
 
     spec, reqs, gens = _setup(embedded_model, "reasoning", tmp_path / "cache")
     gens.loc[1, "text"] = "something else"
-    with open_engine(spec, tmp_path / "cache", n_threads=2) as engine:
+    with open_engine(spec, tmp_path / "cache", n_threads=1) as engine:
         with pytest.raises(
             ValueError, match=r"differs from the generations table for 1 of 2 records \(first: mmlu:q1/1\)"
         ):
