@@ -214,6 +214,9 @@ def slurm_command(workdir: Path, extra: list[str]) -> list[str]:
         str(PROFILE),
         "--default-resources",
         *[f"{k}={v}" for k, v in defaults.items()],
+        # the test cluster answers at once: a first status query after 2 s, not the profile's 10
+        "--slurm-init-seconds-before-status-checks",
+        "2",
         *extra,
         "--",
         *TARGETS,
