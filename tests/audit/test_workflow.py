@@ -1,14 +1,21 @@
-"""The audit target end to end on the embedded model (a real Snakemake run at the smallest sizes that
-give numbers): the report's tables equal the study tables they were built from; and dry runs of the
-audit on a vLLM, an API and a llama.cpp registry model resolve."""
+"""The audit target end to end on the embedded model (one real Snakemake run at the smallest sizes that
+give numbers, shared by the tests that read it): the report's tables equal the study tables they were
+built from, and the blindspot pipeline's fairness task matches the fairness study's own construction;
+and dry runs of the audit on a vLLM, an API and a llama.cpp registry model resolve."""
 
 import math
+from pathlib import Path
 
 import pandas as pd
 import pytest
 
-from tests.helpers import run_snakemake, tiny_config
+from tests.helpers import make_workflow_dir, run_snakemake, tiny_config
 from thinkbias.audit.report import mean_interval
+from thinkbias.blindspot.fairness_tasks import fairness_inputs
+from thinkbias.blindspot.rediscovery import names_attribute
+from thinkbias.data.loaders import load_tabular
+from thinkbias.fairness.prompts import build_prompts
+from thinkbias.tasks.records import sample_records
 
 MODEL = "smollm2-135m"
 SIZES = {
@@ -29,7 +36,8 @@ SIZES = {
         "n_inputs": 4,
         "n_clusters": 1,
         "embedder": "tfidf",
-        "curated": {"ids": ["protected_race_nonwhite"]},
+        # the counterfactual concept (the fairness study's pairs) and a rule-written one on the profiles
+        "curated": {"ids": ["protected_race_nonwhite", "religion_minority"]},
         "hypothesis": {
             "per_cluster": 1,
             "batch_size": 1,
@@ -58,12 +66,19 @@ def audit_config(**audit) -> dict:
     return cfg
 
 
-@pytest.mark.slow
-def test_audit_end_to_end_report_tables_equal_the_study_tables(workflow_dir, embedded_model, raw_file):
+@pytest.fixture(scope="module")
+def audit_run(tmp_path_factory, embedded_model, raw_file) -> Path:
+    """The working folder of one audit run at SIZES (the model runs once for every test that reads it)."""
     raw_file("raw/compas/compas-scores-two-years.csv")
     raw_file("raw/mmlu/mmlu.jsonl")
-    run_snakemake(workflow_dir, ["--cores", "2", "audit"], config=audit_config(), timeout=1800)
-    res = workflow_dir / "results"
+    workdir = make_workflow_dir(tmp_path_factory.mktemp("audit") / "wf")
+    run_snakemake(workdir, ["--cores", "2", "audit"], config=audit_config(), timeout=1800)
+    return workdir
+
+
+@pytest.mark.slow
+def test_audit_end_to_end_report_tables_equal_the_study_tables(audit_run):
+    res = audit_run / "results"
     out = res / f"audit/{MODEL}"
     report = (out / "report.md").read_text()
 
@@ -110,13 +125,71 @@ def test_audit_end_to_end_report_tables_equal_the_study_tables(workflow_dir, emb
     task = bs[bs["kind"] == "task"].iloc[0]
     assert task["task"] == "fairness_compas"
     assert task["n_tested"] == funnel[funnel["step"] == "tested"]["n_concepts"].max()
-    assert task["n_candidates"] > 1  # the curated concept and at least one generated one
+    # the curated concepts and at least one generated one
+    assert task["n_candidates"] > len(SIZES["blindspot"]["curated"]["ids"])
     r = red.iloc[0]
     assert task["protected_attribute"] == r["protected_attribute"] == "race"
     assert task["status"] == r["status"] and bool(task["flagged"]) == bool(r["flagged"])
     assert task["n"] == r["n"] and same(task["p_value"], r["p_value"])
     flagged = pd.read_csv(res / "blindspot/tables/flagged.csv")
     assert len(bs[bs["kind"] == "flagged"]) == len(flagged)
+
+
+@pytest.mark.slow
+def test_blindspot_fairness_task_matches_the_fairness_studys_construction(audit_run, raw_file):
+    """The audit's blindspot task (COMPAS profiles, the curated concepts beside a generated one): its
+    inputs, pairs and rediscovery row against the fairness study's own construction and the task's
+    stage tables."""
+    n_inputs, seed = SIZES["blindspot"]["n_inputs"], tiny_config()["seed"]
+    res = audit_run / "results/blindspot"
+    records = load_tabular("compas", [raw_file("raw/compas/compas-scores-two-years.csv")])
+    inputs = pd.read_parquet(res / "fairness_compas/inputs.parquet")
+    expected = fairness_inputs("fairness_compas", records, n_inputs, seed=seed)
+    assert inputs["input_id"].tolist() == expected["input_id"].tolist()
+    assert inputs["text"].tolist() == expected["text"].tolist()
+    # the curated concept's pairs are the fairness study's counterfactual pairs (x+ = non-White)
+    prompts = build_prompts("compas", sample_records("compas", records, n_inputs, seed))
+    wide = prompts.pivot(index="pair_id", columns="side", values="profile")
+    pairs = pd.read_parquet(res / "fairness_compas/variations.parquet")
+    cf = pairs[pairs["concept_id"] == "protected_race_nonwhite"].merge(inputs[["input_id", "record_id"]])
+    assert len(cf) == n_inputs and cf["valid"].all()
+    assert cf["positive"].tolist() == wide.loc[cf["record_id"], "alpha_prime"].tolist()
+    assert cf["negative"].tolist() == wide.loc[cf["record_id"], "alpha"].tolist()
+    # decisions are the Yes/No answers (1 / 0; forced when the model wrote none)
+    task = res / f"{MODEL}/fairness_compas"
+    responses = pd.concat([pd.read_parquet(p) for p in sorted(task.glob("stage-*/responses.parquet"))])
+    assert set(responses["decision"].dropna()) <= {0, 1} and responses["decision"].notna().all()
+    # the rediscovery row says what the task's own tables say
+    table = pd.read_csv(res / "tables/fairness_rediscovery.csv", dtype={"other_flagged": str}).fillna(
+        {"other_flagged": ""}
+    )
+    assert len(table) == 1
+    row = table.iloc[0]
+    assert (row["model"], row["task"], row["protected_attribute"]) == (MODEL, "fairness_compas", "race")
+    generated = pd.read_parquet(res / "fairness_compas/concepts_generated.parquet")
+    naming_race = [names_attribute(t, k, "race") for t, k in zip(generated["title"], generated["keywords"])]
+    assert row["curated_concept"] == "protected_race_nonwhite" and row["hypothesized"] == any(naming_race)
+    stages = pd.read_csv(task / "stages.csv")
+    flagged = pd.read_csv(task / "flagged.csv")
+    mine = stages[stages["concept_id"] == "protected_race_nonwhite"].sort_values("stage")
+    assert bool(row["tested"]) == (len(mine) > 0)
+    assert bool(row["flagged"]) == ("protected_race_nonwhite" in set(flagged["concept_id"]))
+    if len(mine):
+        last = mine.iloc[-1]
+        assert row["concept_id"] == "protected_race_nonwhite"
+        assert (row["status"], row["stage"], row["n"], row["b"], row["c"]) == (
+            last["status"],
+            last["stage"],
+            last["n"],
+            last["b"],
+            last["c"],
+        )
+        assert row["delta"] == pytest.approx(last["delta"], nan_ok=True)
+    assert row["n_other_flagged"] == int((flagged["concept_id"] != "protected_race_nonwhite").sum())
+    report = (res / "report.md").read_text()
+    assert "## Fairness tasks: is the protected attribute rediscovered?" in report
+    assert f"{MODEL} / fairness_compas: race" in report
+    assert (res / "tables/fairness_rediscovery.md").read_text().startswith("| model | task |")
 
 
 @pytest.mark.parametrize(
