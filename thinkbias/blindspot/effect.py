@@ -12,7 +12,10 @@ import math
 
 import numpy as np
 import pandas as pd
-from scipy import stats
+
+from thinkbias.lazy_imports import lazy_module
+
+stats = lazy_module("scipy.stats")
 
 
 def _numeric(values: pd.Series | np.ndarray) -> np.ndarray:

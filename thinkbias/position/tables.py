@@ -21,12 +21,14 @@ from typing import Sequence
 
 import numpy as np
 import pandas as pd
-from scipy import stats
 
+from thinkbias.lazy_imports import lazy_module
 from thinkbias.position.lengthbins import binned_means, monotonicity
 from thinkbias.position.questions import CONFIG_KEYS
 from thinkbias.stats.partial_corr import partial_correlation
 from thinkbias.stats.tails import log10_norm_sf, log10_p
+
+stats = lazy_module("scipy.stats")
 
 PBS_DECIMALS = 12  # distinct PBS values of up to 24 answers differ by far more than 1e-12
 

@@ -21,10 +21,12 @@ from typing import Sequence
 
 import numpy as np
 import pandas as pd
-from scipy import stats
 
+from thinkbias.lazy_imports import lazy_module
 from thinkbias.position.extract import extract_final_answer
 from thinkbias.stats.tails import log10_chi2_sf_1df, log10_p
+
+stats = lazy_module("scipy.stats")
 
 DEFAULT_OFFSETS = (-0.15, -0.05, 0.05, 0.15)
 DEFAULT_BUCKETS = (0.0, 0.3, 0.5, 0.7, 0.9, 1.0)

@@ -30,9 +30,13 @@ from functools import lru_cache
 from typing import Callable, Sequence
 
 import numpy as np
-from scipy import optimize, special, stats
 
+from thinkbias.lazy_imports import lazy_module
 from thinkbias.stats.sequential import obrien_fleming_threshold
+
+optimize = lazy_module("scipy.optimize")
+special = lazy_module("scipy.special")
+stats = lazy_module("scipy.stats")
 
 SpendingFunction = Callable[[float, float], float]
 _SQRT_2PI = float(np.sqrt(2.0 * np.pi))

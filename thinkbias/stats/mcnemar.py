@@ -14,9 +14,11 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import stats
 
+from thinkbias.lazy_imports import lazy_module
 from thinkbias.stats.tails import log10_binom_cdf_half, log10_chi2_sf_1df, log10_p
+
+stats = lazy_module("scipy.stats")
 
 EXACT_ALWAYS = math.inf
 """``exact_below`` that makes every test exact (the fairness paper's Table 2)."""

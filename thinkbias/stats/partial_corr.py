@@ -14,9 +14,11 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import stats
 
+from thinkbias.lazy_imports import lazy_module
 from thinkbias.stats.tails import log10_p, log10_t_sf
+
+stats = lazy_module("scipy.stats")
 
 
 @dataclass(frozen=True)

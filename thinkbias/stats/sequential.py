@@ -13,9 +13,11 @@ from __future__ import annotations
 from functools import lru_cache
 
 import numpy as np
-from scipy import stats
 
+from thinkbias.lazy_imports import lazy_module
 from thinkbias.stats.mcnemar import mcnemar_p_vector, mcnemar_test
+
+stats = lazy_module("scipy.stats")
 
 
 def obrien_fleming_threshold(alpha: float, information_fraction: float) -> float:

@@ -13,7 +13,10 @@ import math
 from typing import Callable
 
 import numpy as np
-from scipy import special
+
+from thinkbias.lazy_imports import lazy_module
+
+special = lazy_module("scipy.special")
 
 TRUSTED_P_FLOOR = 1e-250
 LN10 = math.log(10.0)
