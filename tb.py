@@ -131,6 +131,9 @@ def main(argv: list[str]) -> int:
     if argv[0] == "run":
         return subprocess.call([PY, "-m", "snakemake", "--cores", "2", *argv[1:]], cwd=ROOT, env=env)
     if argv[0] == "test":
+        # the suite starts about a thousand Python processes: with bytecode writes off, pytest rewrites
+        # the assertions of every test module again in each of them (collection 12.7 s instead of 6.6)
+        env.pop("PYTHONDONTWRITEBYTECODE", None)
         if os.environ.get("THINKBIAS_SKIP_AWQ") != "1":
             try:
                 setup_awq_cpu()
