@@ -19,7 +19,7 @@ generation and the fused run alternate and each ratio is the median over repetit
 3. the probe job on cached generations (one prefill of prompt + trace per record, then the cues):
    ``probe / generation``.
 
-``--tiny`` runs one question with 4-token traces (seconds; the ratios mean nothing then).
+``--tiny`` runs one ordering of one question with 4-token traces (seconds; the ratios mean nothing then).
 """
 
 from __future__ import annotations
@@ -45,7 +45,7 @@ def main() -> None:
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--reps", type=int, default=1, help="alternating generation / fused repetitions")
     ap.add_argument("--clock", choices=sorted(CLOCKS), default="cpu")
-    ap.add_argument("--tiny", action="store_true", help="one question, 4-token traces")
+    ap.add_argument("--tiny", action="store_true", help="one ordering of one question, 4-token traces")
     args = ap.parse_args()
     clock = CLOCKS[args.clock]
 
@@ -62,7 +62,9 @@ def main() -> None:
 
     n_questions = 1 if args.tiny else args.questions
     mode = args.mode
-    sample = embedded_position_sample(REPO, n_questions, mode, 4 if args.tiny else args.max_tokens)
+    sample = embedded_position_sample(
+        REPO, n_questions, mode, 4 if args.tiny else args.max_tokens, orderings=1 if args.tiny else 4
+    )
     prompts, spec, reqs = sample.prompts, sample.spec, sample.requests
     depths = sample.position["depth_probe"]["depths"]
 
@@ -85,7 +87,8 @@ def main() -> None:
             probe_tokens = eng.stats.prompt_tokens
     fused_ratio = statistics.median(ratios)
     print(
-        f"{len(reqs)} traces ({n_questions} questions x 4 orderings), mode {mode}, {len(depths)} depths {depths}, "
+        f"{len(reqs)} traces ({n_questions} questions x {len(reqs) // n_questions} orderings), mode {mode}, "
+        f"{len(depths)} depths {depths}, "
         f"{args.clock} seconds, {len(ratios)} repetition(s)"
     )
     print(f"1. generation alone           {statistics.median(gen_s):7.2f} s, {n_gen} tokens generated")

@@ -11,8 +11,8 @@ kept) and one with ``prompt_reuse: false`` (every prompt prefilled whole, in the
 repetition starts both from an empty cache and alternates which goes first (ABAB); model loading is
 outside every timing. Prints the prompt tokens each evaluated, the median seconds and the median
 of the per-repetition ratios reuse / fresh (goal <= 0.75 in the direct mode, where prefill is most
-of the work), and checks that both gave the same texts. ``--tiny``: one question, 2-token
-answers, one repetition (seconds; the ratio means nothing then).
+of the work), and checks that both gave the same texts. ``--tiny``: two orderings of one
+question (a shared prefix to keep), 2-token answers, one repetition (seconds; the ratio means nothing then).
 """
 
 from __future__ import annotations
@@ -36,7 +36,9 @@ def main() -> None:
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--reps", type=int, default=2)
     ap.add_argument("--clock", choices=sorted(CLOCKS), default="cpu")
-    ap.add_argument("--tiny", action="store_true", help="one question, 2-token answers, one repetition")
+    ap.add_argument(
+        "--tiny", action="store_true", help="two orderings of one question, 2-token answers, one repetition"
+    )
     args = ap.parse_args()
     clock = CLOCKS[args.clock]
 
@@ -46,7 +48,9 @@ def main() -> None:
 
     n_questions, reps = (1, 1) if args.tiny else (args.questions, args.reps)
     mode = args.mode
-    sample = embedded_position_sample(REPO, n_questions, mode, 2 if args.tiny else None)
+    sample = embedded_position_sample(
+        REPO, n_questions, mode, 2 if args.tiny else None, orderings=2 if args.tiny else 4
+    )
     reuse, reqs = sample.spec, sample.requests
     fresh = replace(reuse, extra={**reuse.extra, "prompt_reuse": False})
 
@@ -66,7 +70,7 @@ def main() -> None:
     ratios = [r / f for r, f in zip(seconds["reuse"], seconds["fresh"])]
     ratio = statistics.median(ratios)
     print(
-        f"{len(reqs)} requests ({n_questions} questions x 4 orderings), mode {mode}, "
+        f"{len(reqs)} requests ({n_questions} questions x {len(reqs) // n_questions} orderings), mode {mode}, "
         f"{args.clock} seconds, {reps} rep(s)"
     )
     for name in ("fresh", "reuse"):

@@ -27,9 +27,12 @@ class PositionSample:
     requests: list[Request]
 
 
-def embedded_position_sample(repo: Path, n_questions: int, mode: str, max_tokens: int | None = None) -> PositionSample:
-    """The first ``n_questions`` sampled MMLU questions x 4 orderings as ``mode`` requests of the
-    embedded model (``max_tokens``: default the config's ``position.max_tokens[mode]``)."""
+def embedded_position_sample(
+    repo: Path, n_questions: int, mode: str, max_tokens: int | None = None, orderings: int = 4
+) -> PositionSample:
+    """The first ``n_questions`` sampled MMLU questions x their first ``orderings`` of the 4 cyclic
+    orderings as ``mode`` requests of the embedded model (``max_tokens``: default the config's
+    ``position.max_tokens[mode]``)."""
     from thinkbias.config import validate_config
     from thinkbias.data.fetch import fetch_manifest_file
     from thinkbias.data.loaders import load_mcq
@@ -51,6 +54,7 @@ def embedded_position_sample(repo: Path, n_questions: int, mode: str, max_tokens
     mcq = load_mcq("mmlu", fetched(pos["benchmarks"]["mmlu"]["path"]), seed=config["seed"])
     items = sample_rows(four_option_items(mcq), n_questions, config["seed"], "item_id", salt="position")
     prompts = permutations_table(items, "cyclic")
+    prompts = prompts[prompts["permutation"] < orderings].reset_index(drop=True)
     spec = load_model_spec(str(repo / config["registry"]), "smollm2-135m", weights=fetched(EMBEDDED_WEIGHTS))
     think = arm_prefill(spec, "think") if mode == "reasoning" else ""
     tokens = max_tokens or int(pos["max_tokens"][mode])
