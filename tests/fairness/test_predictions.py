@@ -44,6 +44,24 @@ def test_retention_and_counts():
     assert list(pairs.pair_id) == ["p1"] and pairs.y_alpha_think.iloc[0] == 1
 
 
+def test_pairs_left_out_of_the_cdpg_curves_are_counted():
+    """A think-side depth probability that the engine could not read (NaN) drops its pair from the
+    CDPG curves (``cdpg_long``); ``unprobed`` counts those pairs, retained pairs only."""
+    from thinkbias.fairness.cdpg import cdpg_long
+
+    rows = long_rows("p1", ALL_YES) + long_rows("p2", ALL_YES) + long_rows("p3", {**ALL_YES, ("alpha", "nothink"): None})
+    pred = pd.DataFrame(rows)
+    for k in range(3):
+        pred[f"p_yes_K2_k{k:02d}"] = np.where(pred["arm"] == "think", 0.4, np.nan)
+    pred.loc[(pred.pair_id == "p2") & (pred.side == "alpha_prime") & (pred.arm == "think"), "p_yes_K2_k01"] = np.nan
+    pred.loc[(pred.pair_id == "p3") & (pred.arm == "think"), "p_yes_K2_k00"] = np.nan  # not retained anyway
+    pred = validate_predictions(pred)
+    counts = parse_counts(pred).iloc[0]
+    assert counts.N == 2 and counts.unprobed == 1
+    cells = pair_table(pred).assign(cell="a")
+    assert cdpg_long(cells, 2)["pair_id"].unique().tolist() == ["p1"]  # the dropped pair is the counted one
+
+
 def test_validation_errors():
     good = pd.DataFrame(long_rows("p1", ALL_YES))
     with pytest.raises(ValueError, match="missing column.*'arm'"):

@@ -46,6 +46,7 @@ def test_engine_kwargs_enable_prefix_caching_and_quantization():
 def test_the_process_layout_is_vllms_own_unless_the_entry_sets_it():
     assert "distributed_executor_backend" not in engine_kwargs(SPEC)
     assert runner_env(SPEC) == {"VLLM_CPU_KVCACHE_SPACE": "2"}
+    assert runner_env(replace(SPEC, extra={"batch_invariant": True}))["VLLM_BATCH_INVARIANT"] == "1"
     one = replace(SPEC, extra={"engine_core_in_process": True, "distributed_executor_backend": "uni"})
     assert engine_kwargs(one)["distributed_executor_backend"] == "uni"
     assert runner_env(one)["VLLM_ENABLE_V1_MULTIPROCESSING"] == "0"
@@ -63,7 +64,18 @@ def test_sampling_kwargs_are_explicit():
     }
     kw = sampling_kwargs(Sampling(temperature=0.6, top_p=0.95, seed=11, max_tokens=64, stop=("</answer>",)))
     assert kw == {"temperature": 0.6, "top_p": 0.95, "seed": 11, "max_tokens": 64, "stop": ["</answer>"], "n": 1}
-    assert score_kwargs() == {"temperature": 0.0, "max_tokens": 1, "logprobs": 20, "seed": 0, "n": 1}
+    # the logprobs of exactly the candidates' tokens, not a top-k list that may miss them
+    assert score_kwargs([9, 5, 9]) == {"temperature": 0.0, "max_tokens": 1, "logprob_token_ids": [5, 9], "seed": 0,
+                                       "n": 1}  # fmt: skip
+    with pytest.raises(ValueError, match="between 1 and 128"):
+        score_kwargs(range(129))
+
+
+def test_engine_kwargs_pass_hf_overrides_and_keep_request_stats():
+    assert "hf_overrides" not in engine_kwargs(SPEC) and engine_kwargs(SPEC)["disable_log_stats"] is False
+    bf16 = replace(SPEC, extra={"dtype": "bfloat16", "hf_overrides": {"head_dtype": "float32"}, "max_num_seqs": 28})
+    kw = engine_kwargs(bf16)
+    assert kw["hf_overrides"] == {"head_dtype": "float32"} and kw["dtype"] == "bfloat16" and kw["max_num_seqs"] == 28
 
 
 def test_prompt_ids_render_template_and_prefill_without_extra_specials():
@@ -90,9 +102,33 @@ class Logprob:  # the shape of vllm.sequence.Logprob: an object with a .logprob
 
 
 def test_scores_from_vllm_logprobs():
-    lp = {5: Logprob(math.log(0.6)), 6: Logprob(math.log(0.2)), 7: Logprob(math.log(0.1))}
+    lp = {5: Logprob(math.log(0.6)), 6: Logprob(math.log(0.2)), 7: Logprob(math.log(0.1)), 8: Logprob(-30.0)}
     s = scores_from_vllm_logprobs(lp, {"Yes": (5, 8), "No": (6,)})
     assert s.probs["Yes"] == pytest.approx(0.75) and s.outside_mass == pytest.approx(0.2)
+
+
+def test_a_candidate_without_its_logprob_is_an_error_not_zero():
+    """A top-k list that missed token 8 used to count it as probability 0; the exact candidates' reply
+    always holds it, so its absence is an engine error."""
+    lp = {5: Logprob(math.log(0.6)), 6: Logprob(math.log(0.2))}
+    with pytest.raises(ValueError, match=r"no logprob for candidate token ids \[8\]"):
+        scores_from_vllm_logprobs(lp, {"Yes": (5, 8), "No": (6,)})
+    tiny = {5: Logprob(-40.0), 6: Logprob(-41.0)}  # both far outside any top-20 list
+    s = scores_from_vllm_logprobs(tiny, {"Yes": (5,), "No": (6,)})
+    assert s.probs["Yes"] == pytest.approx(1 / (1 + math.exp(-1.0))) and 0 < s.probs["Yes"] < 1
+
+
+def test_output_to_dict_carries_cache_hits_and_preemptions():
+    from types import SimpleNamespace
+
+    from thinkbias.llm.vllm_runner import output_to_dict
+
+    completion = SimpleNamespace(text=" Yes", token_ids=[7], finish_reason="length", logprobs=[{7: Logprob(-0.1)}])
+    request = SimpleNamespace(num_cached_tokens=48, metrics=SimpleNamespace(num_preemptions=2))
+    out = output_to_dict(completion, request)
+    assert out["num_cached_tokens"] == 48 and out["num_preemptions"] == 2 and out["logprobs"] == [{7: -0.1}]
+    bare = output_to_dict(completion, SimpleNamespace(num_cached_tokens=None, metrics=None))
+    assert bare["num_cached_tokens"] == 0 and bare["num_preemptions"] == 0
 
 
 def test_thinking_span_by_decode_hand_case():

@@ -16,6 +16,7 @@ import subprocess
 import sys
 import textwrap
 import time
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -257,3 +258,100 @@ def test_seeded_sampling_of_long_prompts_in_one_batch_repeats(vllm_engine):
     again = vllm_engine.runner.generate(prompts[::-1], params[::-1])[::-1]
     assert [o["text"] for o in first] == [o["text"] for o in again]
     assert len({o["text"] for o in first}) > 1  # the seeds differ, so do the samples
+
+
+# -- exact candidates, fp32 head, tokenizer check, waves ------------------------------------------
+FAR_PROMPT = "Write the word banana five times, separated by spaces."
+FAR_PREFILL = "banana banana banana"  # the next token is " banana": Yes and No rank far below the top 20
+
+
+def test_candidates_far_outside_the_top_20_are_read_exactly(vllm_engine, engine):
+    req = Request.chat(FAR_PROMPT, prefill=FAR_PREFILL)
+    prompt = vllm_engine.runner.encode(vllm_engine.render(req))
+    top20 = vllm_engine.runner.generate([prompt], [{"temperature": 0.0, "max_tokens": 1, "logprobs": 20, "seed": 0,
+                                                    "n": 1}])[0]["logprobs"][0]  # fmt: skip
+    cand = vllm_engine._cand_ids(YES_NO)
+    assert not {t for ids in cand.values() for t in ids} & set(top20)  # a top-20 list holds none of them
+    got = vllm_engine.score(req, YES_NO)
+    ref = full_logit_scores(engine, engine.tokenize_prompt(engine.render(req)), YES_NO)
+    assert 0.0 < got.probs["Yes"] < 1.0 and np.isfinite(got.probs["Yes"])
+    assert abs(got.probs["Yes"] - ref.probs["Yes"]) <= FAR_TOLERANCE, (got, ref)
+    assert got.outside_mass == pytest.approx(ref.outside_mass, abs=1e-3) and got.outside_mass > 0.99
+
+
+FAR_TOLERANCE = 0.1  # both candidates below 1e-4: their ratio carries llama.cpp's Q8 activation rounding
+
+
+def _head_dtype_spec(vllm_spec, **extra):
+    from dataclasses import replace
+
+    return replace(vllm_spec, extra={**vllm_spec.extra, **extra})
+
+
+def test_bf16_with_an_fp32_head_resolves_probes_and_agrees_with_fp32(vllm_engine, vllm_spec):
+    """bf16 weights with ``hf_overrides: {head_dtype: float32}``: the Yes-No logit differences are fp32
+    numbers, not multiples of bf16's spacing, no probe ties at 0.5, and the probes agree with fp32."""
+    from thinkbias.llm import open_engine
+
+    spec = _head_dtype_spec(vllm_spec, dtype="bfloat16", hf_overrides={"head_dtype": "float32"})
+    req = Request.chat(QUESTIONS[2] + " Think first.", prefill=arm_prefill(spec, "think"))
+    trace = " The engineer works full time, and engineers usually earn well, so the answer is"
+    with open_engine(spec, None) as bf16:
+        assert bf16.build_info()["dtype"] == "bfloat16"
+        n = bf16.count_tokens(trace)
+        cuts = list(range(0, n + 1, max(1, n // 8)))
+        probes = bf16.probe(req, trace, cuts, CUE, YES_NO)
+        prompts = [bf16._encode(bf16.render(req)) + bf16._encode(trace)[:c] + bf16._encode(CUE) for c in cuts]
+        yes, no = bf16._encode("Yes")[0], bf16._encode("No")[0]
+        outs = bf16.runner.generate(prompts, [{"temperature": 0.0, "max_tokens": 1, "logprob_token_ids": [yes, no],
+                                               "seed": 0, "n": 1}] * len(prompts))  # fmt: skip
+    reference = vllm_engine.probe(req, trace, cuts, CUE, YES_NO)
+    assert all(p.probs["Yes"] != 0.5 for p in probes)
+    diffs = [o["logprobs"][0][yes] - o["logprobs"][0][no] for o in outs]
+    on_bf16_grid = [abs(d * 128 - round(d * 128)) < 1e-3 for d in diffs]
+    assert not all(on_bf16_grid), diffs  # a bf16 head puts every difference on a grid of 2^-7 (|logit| >= 1)
+    gaps = [abs(p.probs["Yes"] - r.probs["Yes"]) for p, r in zip(probes, reference)]
+    assert max(gaps) <= BF16_TOLERANCE, gaps
+
+
+BF16_TOLERANCE = 0.1  # bf16 weights and activations against fp32: the head's precision is not all that differs
+
+
+def test_a_tokenizer_that_changes_text_stops_the_load(vllm_spec, tmp_path):
+    """The snapshot's tokenizer with its byte-level pre-tokenizer replaced by one that splits on
+    whitespace and drops it (the failure transformers 5 can cause for DeepSeek-R1 tokenizers)."""
+    import shutil
+
+    from thinkbias.llm import open_engine
+    from thinkbias.llm.tokenizer_check import TokenizerRoundTripError
+
+    folder = tmp_path / "tokenizer"
+    folder.mkdir()
+    for name in ("tokenizer.json", "tokenizer_config.json", "special_tokens_map.json", "vocab.json", "merges.txt"):
+        if (Path(vllm_spec.weights) / name).exists():
+            shutil.copy(Path(vllm_spec.weights) / name, folder / name)
+    tok = json.loads((folder / "tokenizer.json").read_text())
+    tok["pre_tokenizer"] = {"type": "WhitespaceSplit"}
+    (folder / "tokenizer.json").write_text(json.dumps(tok))
+    spec = _head_dtype_spec(vllm_spec, tokenizer=str(folder))
+    with pytest.raises(TokenizerRoundTripError, match="smollm2-135m-vllm"):
+        open_engine(spec, None)
+
+
+def test_probes_ride_the_prefix_cache_in_waves(vllm_spec):
+    """A KV cache of about 2,300 tokens, a job of 24 traces (about 4,500 tokens with their prompts),
+    probed in waves of 8: each wave is probed right after it is generated, and vLLM's own counters say
+    that the prefix cache served at least 90 % of the probe prompts' tokens."""
+    from thinkbias.llm import open_engine
+    from thinkbias.llm.probe_waves import DEPTH_FRACTIONS, applicant_requests, probe_cache_share
+
+    spec = _head_dtype_spec(vllm_spec, cpu_kvcache_gib=0.1, batch_size=8)
+    with open_engine(spec, None) as eng:
+        calls = len(eng.runner.calls)
+        out = eng.generate_and_probe_many(applicant_requests(spec, 24, 32), DEPTH_FRACTIONS, CUE, YES_NO)
+        share = probe_cache_share(eng.stats)
+        # generate a wave, probe it, then the next wave
+        assert eng.runner.calls[calls:] == [8, 8 * len(DEPTH_FRACTIONS)] * 3
+        assert eng.stats.preemptions == 0
+    assert len(out) == 24 and all(len(scores) == len(DEPTH_FRACTIONS) for _, scores in out)
+    assert share >= 0.9, share

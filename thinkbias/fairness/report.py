@@ -244,7 +244,8 @@ def render_report(
     lines += [
         "## Parsing and retained pairs",
         "",
-        "A pair is retained only if its Yes/No answer parses on both sides in both arms.",
+        "A pair is retained only if its Yes/No answer parses on both sides in both arms; `unprobed` counts "
+        "the retained pairs left out of the CDPG curves because a depth probability is missing on a side.",
         "",
         markdown_table(tables["parse_counts"], 0, missing="—"),
         "",

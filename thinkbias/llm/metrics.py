@@ -35,7 +35,9 @@ class JobMetrics:
     ``probe_tokens``: further prompt-side tokens the engine evaluated (probe cues, answer scores,
     forced decisions); ``retries`` and ``retry_wait_s``: API attempts repeated after a retryable
     failure and the seconds waited before them; ``empty_replies``: API replies that held no answer
-    (no content nor reasoning, or a refusal), each retried and never cached; ``wall_s``: seconds
+    (no content nor reasoning, or a refusal), each retried and never cached; ``probe_cached_tokens``:
+    the part of ``probe_tokens`` served from the engine's prefix cache (vLLM); ``preemptions``: running
+    requests the engine evicted for KV room and recomputed (vLLM); ``wall_s``: seconds
     the job's script ran (0 for a batch); ``engine``: the engine build the model ran on (backend and
     version, CPU variant and its instruction sets, threads: ``thinkbias.llm.run.engine_build``), ""
     where no model ran.
@@ -50,6 +52,8 @@ class JobMetrics:
     retries: int = 0
     retry_wait_s: float = 0.0
     empty_replies: int = 0
+    probe_cached_tokens: int = 0
+    preemptions: int = 0
     wall_s: float = 0.0
     engine: str = ""
 
@@ -74,7 +78,7 @@ def merge_builds(*builds: str) -> str:
 
 FIELDS = {f.name: f.type for f in dataclasses.fields(JobMetrics)}
 # keys added after metrics files were first written: a file without one reads it as 0
-LATER_FIELDS = {"empty_replies": 0, "engine": ""}  # value of a key files written before it lack
+LATER_FIELDS = {"empty_replies": 0, "engine": "", "probe_cached_tokens": 0, "preemptions": 0}  # value of a key files written before it lack
 
 
 def write_job_metrics(path: str | Path, metrics: JobMetrics) -> None:

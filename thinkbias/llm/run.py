@@ -66,6 +66,11 @@ def engine_empty_replies(engine: Engine | None) -> int:
     return int(getattr(getattr(engine, "stats", None), "empty_replies", 0) or 0)
 
 
+def engine_count(engine: Engine | None, name: str) -> int:
+    """The engine's counter ``name`` so far (0 without such a counter)."""
+    return int(getattr(getattr(engine, "stats", None), name, 0) or 0)
+
+
 def engine_retries(engine: Engine | None) -> tuple[int, float]:
     """The engine's retries and seconds waited before them so far (0, 0.0 without such counters)."""
     stats = getattr(engine, "stats", None)
@@ -94,6 +99,7 @@ class Progress:
         self._retries_start = engine_retries(engine)
         self._empty_start = engine_empty_replies(engine)
         self._prompt_start = engine_prompt_tokens(engine)
+        self._counts_start = {name: engine_count(engine, name) for name in ("probe_cached_tokens", "preemptions")}
 
     def line(self) -> str:
         elapsed = max(1e-9, time.monotonic() - self.start)
@@ -134,6 +140,10 @@ class Progress:
         """API replies without an answer since this progress started (each retried, none cached)."""
         return engine_empty_replies(self.engine) - self._empty_start
 
+    def counted(self, name: str) -> int:
+        """The engine's counter ``name`` since this progress started."""
+        return engine_count(self.engine, name) - self._counts_start[name]
+
     def probe_tokens(self) -> int:
         """Prompt-side tokens the engine evaluated since this progress started beyond the prompts of
         the results generated now (probe cues, scores); 0 without the engine's counter."""
@@ -156,6 +166,8 @@ class Progress:
             retry_wait_s=waited,
             engine=engine_build(self.engine),
             empty_replies=self.empty_replies(),
+            probe_cached_tokens=self.counted("probe_cached_tokens"),
+            preemptions=self.counted("preemptions"),
         )
 
     def finish(self) -> str:
@@ -170,6 +182,9 @@ class Progress:
         )
         if m.empty_replies:
             line += f" empty_replies={m.empty_replies}"
+        if m.probe_cached_tokens or m.preemptions:
+            line += f" probe_tokens={m.probe_tokens} probe_cached_tokens={m.probe_cached_tokens}"
+            line += f" preemptions={m.preemptions}"
         if self.logger:
             self.logger.info(line, extra={RECORD_ATTR: m})
         return line

@@ -8,6 +8,7 @@ import json
 import math
 import time
 
+from thinkbias.llm.probe_waves import probe_cache_share
 from thinkbias.llm.thinking import arm_prefill, thinking_instruction
 from thinkbias.llm.types import YES_NO, Engine, Request, Sampling
 
@@ -79,4 +80,8 @@ def run_smoke(engine: Engine, max_tokens: int = 128, n_requests: int = 8) -> dic
         out["generate_and_probe_s"] = time.perf_counter() - t
         assert len(fused) == 3 and all(math.isclose(sum(x.probs.values()), 1.0, abs_tol=1e-6) for x in fused)
         out["fused_p_yes"] = [x.probs["Yes"] for x in fused]
+    stats = getattr(engine, "stats", None)
+    if stats is not None and getattr(stats, "probe_cached_tokens", 0):
+        out["probe_cache_share"] = probe_cache_share(stats)  # vLLM: prompt tokens its prefix cache served
+        out["preemptions"] = stats.preemptions
     return out

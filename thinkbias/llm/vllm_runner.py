@@ -56,16 +56,21 @@ def structured_output_kwargs(schema: dict) -> dict:
     return {"structured_outputs": StructuredOutputsParams(json=schema)}
 
 
-def output_to_dict(o) -> dict:
-    """One ``CompletionOutput`` as plain data (logprobs: one {token id: logprob} per position)."""
+def output_to_dict(o, request_output=None) -> dict:
+    """One ``CompletionOutput`` as plain data (logprobs: one {token id: logprob} per position), with
+    its request's prefix-cache hits (``num_cached_tokens``, prompt tokens the cache served) and
+    preemptions (``num_preemptions``, from the request's stats; 0 where vLLM kept none)."""
     logprobs = None
     if o.logprobs:
         logprobs = [{int(t): float(getattr(lp, "logprob", lp)) for t, lp in pos.items()} for pos in o.logprobs]
+    stats = getattr(request_output, "metrics", None)
     return {
         "text": o.text,
         "token_ids": [int(t) for t in o.token_ids],
         "finish_reason": str(o.finish_reason or ""),
         "logprobs": logprobs,
+        "num_cached_tokens": int(getattr(request_output, "num_cached_tokens", 0) or 0),
+        "num_preemptions": int(getattr(stats, "num_preemptions", 0) or 0),
     }
 
 
@@ -85,6 +90,9 @@ class InProcessRunner:
     def __init__(self, engine_kwargs: dict, env: dict[str, str] | None = None):
         for key, value in (env or {}).items():
             os.environ.setdefault(key, value)  # read by vLLM when it starts (e.g. the CPU KV cache size)
+        from thinkbias.llm.cuda_driver import check_cuda_driver
+
+        check_cuda_driver()  # before vLLM starts: its own error names neither the driver nor the fix
         import vllm
         from vllm import LLM
 
@@ -123,7 +131,7 @@ class InProcessRunner:
             sps.append(SamplingParams(**kw))
         self.calls.append(len(prompts))
         outs = self.llm.generate(inputs, sps, use_tqdm=False)
-        return [output_to_dict(o.outputs[0]) for o in outs]
+        return [output_to_dict(o.outputs[0], o) for o in outs]
 
     def close(self) -> None:
         self.__dict__.pop("llm", None)
