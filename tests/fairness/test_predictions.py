@@ -49,7 +49,8 @@ def test_pairs_left_out_of_the_cdpg_curves_are_counted():
     CDPG curves (``cdpg_long``); ``unprobed`` counts those pairs, retained pairs only."""
     from thinkbias.fairness.cdpg import cdpg_long
 
-    rows = long_rows("p1", ALL_YES) + long_rows("p2", ALL_YES) + long_rows("p3", {**ALL_YES, ("alpha", "nothink"): None})
+    rows = long_rows("p1", ALL_YES) + long_rows("p2", ALL_YES)
+    rows += long_rows("p3", {**ALL_YES, ("alpha", "nothink"): None})
     pred = pd.DataFrame(rows)
     for k in range(3):
         pred[f"p_yes_K2_k{k:02d}"] = np.where(pred["arm"] == "think", 0.4, np.nan)

@@ -133,12 +133,26 @@ def test_fused_generate_and_probe_equal_probes_of_the_stored_trace(vllm_engine):
     assert vllm_engine.runner.calls[calls:] == [3, 9]  # the generations, then every probe in one batch
     gen, scores = many[0]
     assert len(scores) == 3
+    # the fused probes are those of the generated token ids (the same greedy generation, rerun here)
+    prompt = vllm_engine.runner.encode(vllm_engine.render(reqs[0]))
+    out = vllm_engine.runner.generate([prompt], [vllm_engine._gen_params(reqs[0].sampling)])[0]
+    assert out["text"] == gen.text
+    cue_ids = vllm_engine.runner.encode(CUE)
+    _, own = vllm_engine._fused_probe_prompts(reqs[0], vllm_engine.render(reqs[0]), prompt, out, [0.0, 0.5, 1.0],
+                                              cue_ids, "thinking")  # fmt: skip
+    for p in own:
+        cut = len(p) - len(prompt) - len(cue_ids)
+        assert p == prompt + out["token_ids"][:cut] + cue_ids
+    direct = vllm_engine._probe_prompts_scores(own, YES_NO)
+    assert [d.probs["Yes"] for d in direct] == pytest.approx([x.probs["Yes"] for x in scores], abs=1e-6)
+    # the stored trace, re-encoded (how a cached generation without probes is probed), agrees within
+    # what a different split into tokens can move
     lead = trace_lead(gen.text, spec.think_open, spec.think_close, True)
     full = vllm_engine.probe(
         reqs[0], lead + gen.thinking, [vllm_engine.count_tokens(lead) + vllm_engine.count_tokens(gen.thinking)],
         CUE, YES_NO,
     )[0]  # fmt: skip
-    assert full.probs["Yes"] == pytest.approx(scores[2].probs["Yes"], abs=1e-6)
+    assert full.probs["Yes"] == pytest.approx(scores[2].probs["Yes"], abs=SCORE_TOLERANCE)
     single_gen, single = vllm_engine.generate_and_probe(
         Request.chat("Is a melon a fruit? Think first.", prefill=arm_prefill(spec, "think"),
                      sampling=Sampling(max_tokens=16)),
@@ -327,9 +341,9 @@ def test_a_tokenizer_that_changes_text_stops_the_load(vllm_spec, tmp_path):
 
     folder = tmp_path / "tokenizer"
     folder.mkdir()
-    for name in ("tokenizer.json", "tokenizer_config.json", "special_tokens_map.json", "vocab.json", "merges.txt"):
-        if (Path(vllm_spec.weights) / name).exists():
-            shutil.copy(Path(vllm_spec.weights) / name, folder / name)
+    for path in Path(vllm_spec.weights).iterdir():
+        if "token" in path.name or path.suffix in (".jinja", ".txt") or path.name == "vocab.json":
+            shutil.copy(path, folder / path.name)
     tok = json.loads((folder / "tokenizer.json").read_text())
     tok["pre_tokenizer"] = {"type": "WhitespaceSplit"}
     (folder / "tokenizer.json").write_text(json.dumps(tok))
@@ -339,16 +353,17 @@ def test_a_tokenizer_that_changes_text_stops_the_load(vllm_spec, tmp_path):
 
 
 def test_probes_ride_the_prefix_cache_in_waves(vllm_spec):
-    """A KV cache of about 2,300 tokens, a job of 24 traces (about 4,500 tokens with their prompts),
-    probed in waves of 8: each wave is probed right after it is generated, and vLLM's own counters say
-    that the prefix cache served at least 90 % of the probe prompts' tokens."""
+    """A KV cache of 6,144 tokens, a job of 24 traces (about 8,000 tokens with their prompts, and
+    each probe needs a block or two of its own), probed in waves of 8: each wave is probed right after
+    it is generated, and vLLM's own counters say that the prefix cache served at least 90 % of the
+    probe prompts' tokens."""
     from thinkbias.llm import open_engine
     from thinkbias.llm.probe_waves import DEPTH_FRACTIONS, applicant_requests, probe_cache_share
 
-    spec = _head_dtype_spec(vllm_spec, cpu_kvcache_gib=0.1, batch_size=8)
+    spec = _head_dtype_spec(vllm_spec, num_gpu_blocks_override=192, batch_size=8)
     with open_engine(spec, None) as eng:
         calls = len(eng.runner.calls)
-        out = eng.generate_and_probe_many(applicant_requests(spec, 24, 32), DEPTH_FRACTIONS, CUE, YES_NO)
+        out = eng.generate_and_probe_many(applicant_requests(spec, 24, 48), DEPTH_FRACTIONS, CUE, YES_NO)
         share = probe_cache_share(eng.stats)
         # generate a wave, probe it, then the next wave
         assert eng.runner.calls[calls:] == [8, 8 * len(DEPTH_FRACTIONS)] * 3

@@ -77,8 +77,8 @@ def merge_builds(*builds: str) -> str:
 
 
 FIELDS = {f.name: f.type for f in dataclasses.fields(JobMetrics)}
-# keys added after metrics files were first written: a file without one reads it as 0
-LATER_FIELDS = {"empty_replies": 0, "engine": "", "probe_cached_tokens": 0, "preemptions": 0}  # value of a key files written before it lack
+# keys added after metrics files were first written, with the value a file without one reads as
+LATER_FIELDS = {"empty_replies": 0, "engine": "", "probe_cached_tokens": 0, "preemptions": 0}
 
 
 def write_job_metrics(path: str | Path, metrics: JobMetrics) -> None:

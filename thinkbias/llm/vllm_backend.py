@@ -5,11 +5,12 @@ Prompts are rendered with the model's chat template (HF tokenizer, or the regist
 raw prefill and sent as token ids. Scoring and probing send ``max_tokens=1`` with
 ``logprob_token_ids``: vLLM returns the log-probability of exactly the candidates' token ids, however
 low they rank (a top-k list would drop them; ``prompt_logprobs`` would bypass the prefix cache).
-Probes of a trace generated in this process are ``prompt + trace tokens[:cut] + cue`` with the
-generated token ids (``generate_and_probe``); the batched path (``generate_and_probe_many``) probes the
-stored text of each trace, re-encoded, so its cuts follow that encoding (which the cached reruns use
-too). It runs in waves: each batch of generations is probed right after it, while its traces are
-still in vLLM's prefix cache, and the job's metrics count the probe-prompt tokens the cache served.
+A trace generated in this job is probed on the token ids the model generated,
+``prompt + generated ids[:cut] + cue`` (``generate_and_probe``, and ``generate_and_probe_many`` in
+waves: each batch of generations is probed right after it, while vLLM's prefix cache still holds its
+traces; the job's metrics count the probe-prompt tokens the cache served). A cached generation
+without cached probes is probed on its stored text, re-encoded, so its cuts follow that encoding,
+which may differ from the generated ids where a tokenizer would merge tokens otherwise.
 Rules running this backend on a GPU carry ``resources: gpu=<registry gpus>``.
 
 vLLM runs in this process where it imports, else in the vLLM environment's interpreter
@@ -52,7 +53,8 @@ def engine_kwargs(spec: ModelSpec) -> dict:
     if extra.get("hf_overrides"):
         kw["hf_overrides"] = dict(extra["hf_overrides"])
     for key in ("max_num_seqs", "enforce_eager", "revision", "kv_cache_dtype", "enable_chunked_prefill",
-                "max_num_batched_tokens", "distributed_executor_backend", "block_size"):  # fmt: skip
+                "max_num_batched_tokens", "distributed_executor_backend", "block_size",
+                "num_gpu_blocks_override"):  # fmt: skip
         if key in extra:
             kw[key] = extra[key]
     return kw
@@ -186,16 +188,20 @@ class VllmEngine(CachedEngine):
         from thinkbias.llm.vllm_runner import open_runner
 
         self.runner = open_runner(engine_kwargs(spec), runner_env(spec))
-        info = self.runner.info
-        self._bos_text, self._eos_text = info.get("bos_token", ""), info.get("eos_token", "")
-        self.template = spec.chat_template or info.get("chat_template")
-        if not self.template:
-            raise ValueError(
-                f"model '{spec.id}': the tokenizer has no chat template; set chat_template in the registry"
-            )
+        try:
+            check_round_trip(spec.id, self._encode, self.runner.decode, spec.think_open, spec.think_close)
+            info = self.runner.info
+            self._bos_text, self._eos_text = info.get("bos_token", ""), info.get("eos_token", "")
+            self.template = spec.chat_template or info.get("chat_template")
+            if not self.template:
+                raise ValueError(
+                    f"model '{spec.id}': the tokenizer has no chat template; set chat_template in the registry"
+                )
+        except BaseException:
+            self.close()  # the vLLM worker goes with the failed load
+            raise
         self.batch_size = int(spec.extra.get("batch_size", 256))
         self._cand_cache: dict[str, dict] = {}
-        check_round_trip(spec.id, self._encode, self.runner.decode, spec.think_open, spec.think_close)
 
     # -- tokens -------------------------------------------------------------------------------
     def _encode(self, text: str) -> list[int]:
@@ -263,13 +269,17 @@ class VllmEngine(CachedEngine):
     def _score_uncached(self, request, rendered, candidates) -> CandidateScores:
         return self._probe_prompts_scores([self._encode(rendered)], candidates)[0]
 
-    def _probe_prompts_scores(self, prompts: list[list[int]], candidates) -> list[CandidateScores]:
-        """Scores after each prompt, in batches of ``batch_size`` (prefix caching shares prefixes)."""
+    def _probe_prompts_scores(
+        self, prompts: list[list[int]], candidates, chunk_size: int | None = None
+    ) -> list[CandidateScores]:
+        """Scores after each prompt, in batches of ``chunk_size`` (default ``batch_size``; prefix
+        caching shares prefixes)."""
         ids = self._cand_ids(candidates)
         params = score_kwargs([t for toks in ids.values() for t in toks])
+        size = chunk_size or self.batch_size
         out = []
-        for start in range(0, len(prompts), self.batch_size):
-            chunk = prompts[start : start + self.batch_size]
+        for start in range(0, len(prompts), size):
+            chunk = prompts[start : start + size]
             outs = self._run(chunk, [params] * len(chunk))
             self._count(
                 probe_tokens=sum(len(p) for p in chunk),
@@ -287,59 +297,78 @@ class VllmEngine(CachedEngine):
             done(j, sc)
 
     def _probe_many_uncached(self, items, cue, candidates, done) -> None:
-        """Every cut of every trace in the same batches."""
+        """Every cut of every trace in the same batches: ``batch_size`` traces' probes per batch (a
+        wave's probes in one call; they share their traces' prefixes, so they take little KV room)."""
         cue_ids, prompts, owners = self._encode(cue), [], []
         for j, (_, rendered, trace, cuts) in enumerate(items):
             for p in probe_prompts(self._encode(rendered), self._encode(trace), cuts, cue_ids):
                 prompts.append(p)
                 owners.append(j)
         grouped: list[list[CandidateScores]] = [[] for _ in items]
-        for j, sc in zip(owners, self._probe_prompts_scores(prompts, candidates)):
+        per_trace = max((len(cuts) for *_, cuts in items), default=1)
+        for j, sc in zip(owners, self._probe_prompts_scores(prompts, candidates, self.batch_size * max(1, per_trace))):
             grouped[j].append(sc)
         for j, scores in enumerate(grouped):
             done(j, scores)
 
-    def _generate_and_probe_uncached(self, request, rendered, cut_fractions, cue, candidates, trace="thinking"):
-        prompt = self._encode(rendered)
-        o = self._run([prompt], [self._gen_params(request.sampling)])[0]
-        gen = self._to_generation(request, rendered, len(prompt), o)
-        tokens = list(o["token_ids"])
+    def batches_generation(self) -> bool:
+        return True
+
+    def _fused_probe_prompts(
+        self, request: Request, rendered: str, prompt: list[int], out: Mapping, cut_fractions, cue_ids, trace: str
+    ) -> tuple[Generation, list[list[int]]]:
+        """The generation of one output and its probe prompts ``prompt + generated ids[:cut] + cue``: the
+        token ids the model generated, so the prefix cache still holds all but the last block of each."""
+        gen = self._to_generation(request, rendered, len(prompt), out)
+        tokens = list(out["token_ids"])
         k0, k1 = thinking_span_by_decode(
             tokens,
             self.runner.decode,
-            o["text"],
+            out["text"],
             self.spec.think_open,
             self.spec.think_close,
             self._opened(rendered),
             trace,
         )
-        cuts = fraction_cuts(cut_fractions, k1 - k0)
+        return gen, [prompt + tokens[: k0 + c] + list(cue_ids) for c in fraction_cuts(cut_fractions, k1 - k0)]
+
+    def _generate_and_probe_uncached(self, request, rendered, cut_fractions, cue, candidates, trace="thinking"):
+        prompt = self._encode(rendered)
+        o = self._run([prompt], [self._gen_params(request.sampling)])[0]
         cue_ids = self._encode(cue)  # once: each encode is a call into the vLLM worker
-        prompts = [prompt + tokens[: k0 + c] + cue_ids for c in cuts]
+        gen, prompts = self._fused_probe_prompts(request, rendered, prompt, o, cut_fractions, cue_ids, trace)
         return gen, self._probe_prompts_scores(prompts, candidates)
 
-    def generate_and_probe_many(self, requests, cut_fractions, cue, candidates, on_result=None, trace="thinking"):
-        """In waves of ``batch_size`` requests: a wave's generations in one ``generate`` (cached per
-        request), then the probes of its uncached traces in one batch (``probe_many``), while vLLM's
-        prefix cache still holds those traces, so a probe computes little beyond its cue. A wave that
-        the KV cache cannot hold (``batch_size`` over ``max_num_seqs`` full-length sequences) loses
-        that: ``probe_cached_tokens`` in the job's metrics shows how much the cache served."""
-        from thinkbias.llm.cache_json import scores_from_json
+    def _generate_and_probe_many_uncached(self, items, cut_fractions, cue, candidates, done, trace="thinking"):
+        """One wave: its generations in one batch, then all their probes in one batch, on the generated
+        token ids, while the prefix cache holds the traces."""
+        prompts = [self._encode(rendered) for _, rendered in items]
+        outs = self._run(prompts, [self._gen_params(req.sampling) for req, _ in items])
+        cue_ids = self._encode(cue)
+        gens, probe_batch, owners = [], [], []
+        for j, ((req, rendered), prompt, o) in enumerate(zip(items, prompts, outs)):
+            gen, probes = self._fused_probe_prompts(req, rendered, prompt, o, cut_fractions, cue_ids, trace)
+            gens.append(gen)
+            probe_batch += probes
+            owners += [j] * len(probes)
+        grouped: list[list[CandidateScores]] = [[] for _ in items]
+        for j, sc in zip(owners, self._probe_prompts_scores(probe_batch, candidates, max(1, len(probe_batch)))):
+            grouped[j].append(sc)
+        for j, gen in enumerate(gens):
+            done(j, gen, grouped[j])
 
-        results = []
+    def generate_and_probe_many(self, requests, cut_fractions, cue, candidates, on_result=None, trace="thinking"):
+        """In waves of ``batch_size`` requests: a wave's uncached generations in one batch, then their
+        probes in one batch on the generated token ids, while vLLM's prefix cache still holds the
+        traces, so a probe computes little beyond its cue (``probe_cached_tokens`` in the job's
+        metrics says how much the cache served; a wave the KV cache cannot hold loses that). Cached
+        generations without cached probes are probed from their stored text; requests another live
+        process holds are awaited (``_generate_and_probe_together``)."""
+        results: list[tuple[Generation, list[CandidateScores]]] = []
         for start in range(0, len(requests), self.batch_size):
             wave = requests[start : start + self.batch_size]
-            gens = self.generate(wave)
-            probed_now = self._probe_cached_generations(wave, cut_fractions, cue, candidates, trace)
-            for k, (req, gen) in enumerate(zip(wave, gens)):
-                key = self.gap_key(req, self.render(req), cut_fractions, cue, candidates, trace)
-                if key in probed_now:
-                    results.append((gen, probed_now[key]))
-                else:
-                    self._count(cache_hits=1)
-                    results.append((gen, [scores_from_json(d) for d in self.cache.get("probe", key)]))
-                if on_result:
-                    on_result(start + k, gen)
+            shifted = (lambda i, gen, offset=start: on_result(offset + i, gen)) if on_result else None
+            results += self._generate_and_probe_together(wave, cut_fractions, cue, candidates, shifted, trace)
         return results
 
     def build_info(self) -> dict:
