@@ -17,7 +17,7 @@ rule plan:
     conda:
         "../envs/analysis.yaml"
     params:
-        config={s: config[s] for s in STUDIES},
+        config={**{s: config[s] for s in STUDIES}, "shard_size": config["shard_size"]},
         registry=REGISTRY,
         manifest_models=sorted(manifest_models()),
         planner=config["planner"],

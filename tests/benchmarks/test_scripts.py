@@ -12,7 +12,8 @@ import pytest
 
 REPO = Path(__file__).resolve().parents[2]
 SCRIPTS = sorted((REPO / "benchmarks").glob("*.py"))
-NEEDS_VLLM = {"bench_vllm_cpu", "bench_probe_waves"}  # run on the converted snapshot of the embedded model
+# run on the converted snapshot of the embedded model
+NEEDS_VLLM = {"bench_vllm_cpu", "bench_probe_waves", "bench_startup"}
 
 
 def test_benchmarks_are_found():

@@ -265,3 +265,13 @@ def test_later_probes_and_scores_reuse_the_batched_prefix_and_equal_cold_calls(f
     s = warm.score(scored, YES_NO)
     assert 0 < warm.stats.prompt_tokens - before <= len(warm.tokenize_text("Answer:")) + 2 < g2.prompt_tokens
     assert s.probs == cold.score(scored, YES_NO).probs
+
+
+def test_the_gguf_tokenizer_gives_back_the_round_trip_text(engine):
+    """The text every load checks (``thinkbias.llm.tokenizer_check``) survives the GGUF's tokenizer, token
+    by token: spaces, a tab, digits, the think tags, non-ASCII."""
+    from thinkbias.llm.tokenizer_check import round_trip_text
+
+    text = round_trip_text(engine.spec.think_open, engine.spec.think_close)
+    tokens = engine.tokenize_text(text)
+    assert len(tokens) > 40 and engine.detokenize_text(tokens) == text

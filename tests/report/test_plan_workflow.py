@@ -17,6 +17,10 @@ def test_position_full_plan_counts_the_papers_design_and_prices_the_api_run(work
     # 6 local configurations x (1,000 + 496 + 198) questions x 4 orderings, 200 x 4 API prompts,
     # 2 truncation runs x 200 questions x 4 offsets x 3 continuations
     assert table["requests"].sum() == 6 * 1694 * 4 + 800 + 2 * 2400 == 46_256
+    # jobs of shard_size 64: per local configuration ceil(4,000 / 64) + ceil(1,984 / 64) + ceil(792 / 64) shards,
+    # 200 / 25 truncation shards per run, ceil(800 / 64) API shards
+    assert table["jobs"].sum() == 6 * (63 + 31 + 13) + 2 * 8 + 13 == 671
+    assert "in each of 658 jobs" in text and "planner.default_startup_s.llamacpp" in text
     api = table[table["model"] == "deepseek-r1-api"].iloc[0]
     assert api["generated_tokens"] == 800 * 7168 and api["token_source"] == "budget"
     # DeepSeek's list price: 800 x 220 prompt tokens at US$ 0.55 / M, 5,734,400 generated at US$ 2.19 / M

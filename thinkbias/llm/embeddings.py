@@ -81,9 +81,10 @@ def embed_texts(
 
 
 def _embed_llamacpp(spec: ModelSpec, texts: list[str], n_threads: int | None) -> list[list[float]]:
-    from thinkbias.llm.llamacpp_backends import load_cpu_backends
+    from thinkbias.llm.llamacpp_backends import load_cpu_backends, require_gpu_offload
 
     load_cpu_backends(str(spec.extra.get("cpu_variant") or ""))
+    require_gpu_offload(spec)
     import llama_cpp
     from llama_cpp import Llama
 

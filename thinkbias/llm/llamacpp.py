@@ -1,4 +1,5 @@
-"""The llama.cpp backend (llama-cpp-python, GGUF): the embedded default, CPU or GPU offload.
+"""The llama.cpp backend (llama-cpp-python, GGUF): the embedded default, CPU or GPU offload (a model
+that asks for a GPU where llama.cpp has none is refused before it loads: ``thinkbias.llm.gpu_offload``).
 
 One ``Llama`` per job. Prompts are rendered with the GGUF's own chat template (or the registry
 override), tokenised here, and generation is driven token by token with explicit tokens, so the
@@ -52,6 +53,7 @@ from thinkbias.llm.base import CachedEngine
 from thinkbias.llm.candidates import candidate_token_ids, scores_from_logits
 from thinkbias.llm.chat import render_chat
 from thinkbias.llm.llamacpp_batch import BatchedDecoder
+from thinkbias.llm.tokenizer_check import check_round_trip
 from thinkbias.llm.thinking import split_thinking, thinking_token_span
 from thinkbias.llm.token_stream import TokenStream
 from thinkbias.llm.trace_cuts import fraction_cuts
@@ -96,10 +98,11 @@ class LlamaCppEngine(CachedEngine):
     """``Engine`` on llama-cpp-python. Threads: see ``effective_threads``."""
 
     def __init__(self, spec: ModelSpec, cache_dir: str | Path | None, n_threads: int | None = None):
-        super().__init__(spec, cache_dir)
-        from thinkbias.llm.llamacpp_backends import load_cpu_backends
+        from thinkbias.llm.llamacpp_backends import load_cpu_backends, require_gpu_offload
 
         load_cpu_backends(str(spec.extra.get("cpu_variant") or ""))
+        require_gpu_offload(spec)  # before the cache opens: a refused model leaves nothing behind
+        super().__init__(spec, cache_dir)
         from llama_cpp import Llama
 
         if not spec.weights or not Path(spec.weights).exists():
@@ -130,6 +133,7 @@ class LlamaCppEngine(CachedEngine):
         self._bos_text = model.token_get_text(model.token_bos()) if model.token_bos() >= 0 else ""
         self._eos_text = model.token_get_text(model.token_eos()) if model.token_eos() >= 0 else ""
         self._add_bos = bool(model.add_bos_token())
+        check_round_trip(spec.id, self.tokenize_text, self.detokenize_text, spec.think_open, spec.think_close)
         self._cand_cache: dict[str, dict[str, tuple[int, ...]]] = {}
         self._prefilled = 0  # leading KV cells computed by batched evaluation (not by decoding)
         self._exact = 0  # leading KV cells equal to a fresh prefill's (none evaluated in a step of its own)
@@ -158,6 +162,13 @@ class LlamaCppEngine(CachedEngine):
     def tokenize_text(self, text: str, special: bool = True) -> list[int]:
         """Tokens of a continuation (no BOS)."""
         return self.llm.tokenize(text.encode("utf-8"), add_bos=False, special=special) if text else []
+
+    def detokenize_text(self, tokens: Sequence[int]) -> str:
+        """The text of ``tokens`` (special tokens written out), less the one space a SentencePiece vocab
+        puts before the first word (``tokenizer.ggml.add_space_prefix``)."""
+        text = b"".join(self.token_piece(t, special=True) for t in tokens).decode("utf-8", errors="replace")
+        prefix = str(self.llm.metadata.get("tokenizer.ggml.add_space_prefix", "false")).lower() == "true"
+        return text[1:] if prefix and text.startswith(" ") else text
 
     def token_piece(self, token: int, special: bool = False) -> bytes:
         """The bytes of one token (``llama_token_to_piece`` with its real length)."""

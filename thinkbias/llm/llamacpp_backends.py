@@ -4,8 +4,10 @@ The project's llama-cpp-python wheel (``thinkbias.build.llamacpp_wheel``) ships 
 x86-64 instruction-set level as ``llama_cpp/lib/libggml-cpu-<variant>.so``. llama.cpp would look for
 them beside the Python executable; ``load_cpu_backends`` points it at the wheel's own folder, where
 ggml scores every variant against the CPU's features and loads the best one it can run. Call it before
-the first ``llama_cpp.Llama``. A wheel built without dynamic backends (a user's CUDA build, say)
-registers its backends statically, and then this is a no-op.
+the first ``llama_cpp.Llama``. A wheel built without dynamic backends (a user's own CUDA build, say)
+registers its backends statically, and then this is a no-op. The CUDA wheel (``envs/llamacpp-cuda.yaml``)
+ships ``libggml-cuda.so`` beside the CPU variants, loaded the same way; ``require_gpu_offload`` stops
+a model that asks for a GPU before it loads when no backend found one.
 """
 
 from __future__ import annotations
@@ -16,6 +18,12 @@ import platform
 import re
 import threading
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+from thinkbias.llm.gpu_offload import Backend, Device, asks_for_gpu, check_gpu_offload
+
+if TYPE_CHECKING:
+    from thinkbias.llm.types import ModelSpec
 
 _LOCK = threading.Lock()
 _LOADED = False
@@ -53,6 +61,15 @@ def library_dir() -> Path:
 def cpu_variants() -> list[str]:
     """The CPU backend variants the installed wheel ships (empty for a statically linked build)."""
     return sorted(p.name[len("libggml-cpu-") : -len(".so")] for p in library_dir().glob("libggml-cpu-*.so"))
+
+
+GPU_BACKENDS = ("cuda", "hip", "musa", "sycl", "vulkan", "opencl", "metal", "cann")
+
+
+def gpu_backends_shipped() -> list[str]:
+    """The GPU backends the installed wheel ships as libraries (``cuda`` for ``libggml-cuda.so``;
+    none in the CPU wheel)."""
+    return [name for name in GPU_BACKENDS if (library_dir() / f"libggml-{name}.so").exists()]
 
 
 VARIANT_ENV = "THINKBIAS_LLAMACPP_CPU_VARIANT"
@@ -110,6 +127,57 @@ def _load_variant(lib, variant: str) -> None:
             f"llama.cpp CPU variant '{variant}': llama.cpp refused {path}: this CPU lacks an instruction set it "
             f"needs; set {VARIANT_ENV}={BEST} to run the best variant this CPU supports"
         )
+    for name in gpu_backends_shipped():
+        # one that does not load (no driver) is left out; require_gpu_offload names it to a model that needs it
+        lib.ggml_backend_load(os.fsencode(library_dir() / f"libggml-{name}.so"))
+
+
+# enum ggml_backend_dev_type (ggml-backend.h), in order
+DEVICE_KINDS = ("CPU", "GPU", "IGPU", "ACCEL", "META")
+
+
+def _bind(lib, name: str, restype, argtypes: list):
+    fn = getattr(lib, name)
+    fn.restype, fn.argtypes = restype, argtypes
+    return fn
+
+
+def loaded_backends() -> list[Backend]:
+    """The backends registered in ggml (``CPU``, ``CUDA`` ...) with the devices each found, as
+    ggml's backend registry lists them; loads the backends first if nothing has."""
+    load_cpu_backends()
+    lib = _libggml()
+    ptr, size, text = ctypes.c_void_p, ctypes.c_size_t, ctypes.c_char_p
+    reg_get = _bind(lib, "ggml_backend_reg_get", ptr, [size])
+    reg_name = _bind(lib, "ggml_backend_reg_name", text, [ptr])
+    reg_dev_count = _bind(lib, "ggml_backend_reg_dev_count", size, [ptr])
+    reg_dev_get = _bind(lib, "ggml_backend_reg_dev_get", ptr, [ptr, size])
+    dev_name = _bind(lib, "ggml_backend_dev_name", text, [ptr])
+    dev_type = _bind(lib, "ggml_backend_dev_type", ctypes.c_int, [ptr])
+    backends = []
+    for i in range(lib.ggml_backend_reg_count()):
+        reg = reg_get(i)
+        devices = []
+        for j in range(reg_dev_count(reg)):
+            dev = reg_dev_get(reg, j)
+            kind = dev_type(dev)
+            name = (dev_name(dev) or b"").decode("utf-8", errors="replace")
+            devices.append(Device(name, DEVICE_KINDS[kind] if 0 <= kind < len(DEVICE_KINDS) else str(kind)))
+        backends.append(Backend((reg_name(reg) or b"").decode("utf-8", errors="replace"), tuple(devices)))
+    return backends
+
+
+def require_gpu_offload(spec: ModelSpec) -> None:
+    """Stop a model whose entry asks for a GPU (``gpus`` >= 1 or a nonzero ``extra.n_gpu_layers``)
+    before it loads, when this llama.cpp has no GPU device to offload to
+    (``thinkbias.llm.gpu_offload.check_gpu_offload``); a CPU entry passes without a look."""
+    if not asks_for_gpu(spec.gpus, spec.extra):
+        return
+    import llama_cpp
+
+    backends = loaded_backends()
+    supports = bool(llama_cpp.llama_supports_gpu_offload())
+    check_gpu_offload(spec.id, spec.gpus, spec.extra, backends, supports, gpu_backends_shipped())
 
 
 def system_info() -> str:

@@ -13,8 +13,13 @@ job- and GPU-hours and, for API models with a registry ``price``, US$, twice:
 Hours are ``(generated + prompt / prefill_ratio + probes * probe_tokens / prefill_ratio)`` over the
 job's throughput: ``tokens_per_s`` of one stream times the API model's concurrency
 (``extra.max_concurrency``) or, for a llama.cpp entry with ``extra.n_parallel`` > 1, times the
-measured batched/sequential ratio (``planner.llamacpp_batch_speedup``). :func:`plan_assumptions`
-lists every number the plan rests on with its source, printed under the table.
+measured batched/sequential ratio (``planner.llamacpp_batch_speedup``), plus ``jobs * startup_s``:
+each job (one shard of ``shard_size`` requests, as the rules cut them) loads its engine once before
+its first token (``planner.startup_s`` per model, else ``planner.default_startup_s`` per backend).
+A probe pass prefills ``probe_tokens`` (:func:`probe_prefill_tokens`): on vLLM, probing each batch of
+generations while its traces are still in the prefix cache (waves), the tokens after the last full
+cached block plus the cue; on llama.cpp, the cue on the KV state the generation left.
+:func:`plan_assumptions` lists every number the plan rests on with its source, printed under the table.
 
 Before any of that, each local model's weights are prepared by one job: a download (``weights_<id>``
 or the manifest's ``fetch``) or a GPU quantization (``quantize_<id>``, after its source's download);
@@ -31,10 +36,11 @@ from pathlib import Path
 
 import pandas as pd
 
+from thinkbias.blindspot.clusters import stage_schedule
 from thinkbias.llm.openai_backend import DEFAULT_MAX_CONCURRENCY
 from thinkbias.markdown import markdown_table
 from thinkbias.models.jobs import convert_rule, prepared_models, quantize_rule, weights_rule
-from thinkbias.position.plan import generation_runs, n_prompts
+from thinkbias.position.plan import generation_runs, n_prompts, shard_count, truncation_shard_count
 
 PLAN_COLUMNS = [
     "study",
@@ -42,6 +48,7 @@ PLAN_COLUMNS = [
     "backend",
     "arm_or_mode",
     "parallelism",
+    "jobs",
     "requests",
     "expected_requests",
     "prompt_tokens",
@@ -50,6 +57,7 @@ PLAN_COLUMNS = [
     "expected_generated_tokens",
     "token_source",
     "probe_passes",
+    "startup_hours",
     "hours",
     "expected_hours",
     "gpu_hours",
@@ -62,6 +70,7 @@ MARKDOWN_COLUMNS = [
     "model",
     "arm_or_mode",
     "parallelism",
+    "jobs",
     "requests",
     "expected_requests",
     "generated_tokens",
@@ -77,6 +86,7 @@ MARKDOWN_COLUMNS = [
 ]
 PREPARATION_COLUMNS = ["model", "job", "size_gb", "gpus", "hours", "gpu_hours"]
 NO_COST = "—"
+DEFAULT_SHARD_SIZE = 16  # config shard_size's schema default
 
 
 @dataclass(frozen=True)
@@ -84,11 +94,12 @@ class Throughput:
     """Generation speed of one job of a model: ``generated_per_s`` tokens per second of one stream,
     times ``parallel_factor`` (API concurrency, or the batched/sequential ratio of a batched llama.cpp
     job); prompt prefill runs ``prefill_ratio`` times faster, and each probe pass counts as
-    ``probe_tokens`` prefill tokens. ``parallelism`` says in words what the factor is."""
+    ``probe_tokens`` prefill tokens (:func:`probe_prefill_tokens`). ``parallelism`` says in words what
+    the factor is."""
 
     generated_per_s: float
     prefill_ratio: float = 10.0
-    probe_tokens: int = 16
+    probe_tokens: float = 0.0
     parallel_factor: float = 1.0
     parallelism: str = "1 stream"
 
@@ -107,6 +118,16 @@ class Sourced:
 
 
 @dataclass(frozen=True)
+class JobStartup:
+    """Seconds one job of a model spends before its first token (engine start: weights loaded and, on
+    vLLM, CUDA graphs captured), where the number comes from and the planner setting that gives it."""
+
+    seconds: float
+    source: str
+    key: str
+
+
+@dataclass(frozen=True)
 class LengthPrior:
     """A mean generated length per request that a paper reports, in tokens (``chars`` when the
     paper gives characters)."""
@@ -122,11 +143,14 @@ class PlanSettings:
 
     prompt_tokens: dict[str, int]
     throughput: dict[str, Throughput]
+    startup: dict[str, JobStartup]
     length_priors: dict[tuple[str, str, str], LengthPrior]  # keyed by (study, model, mode)
     chars_per_token: Sourced
     truncation_share: Sourced
     blindspot_saved_share: Sourced
     llamacpp_batch_speedup: Sourced
+    probe_cue_tokens: Sourced
+    prefix_cache_block_tokens: Sourced
 
 
 def _positive_int(value: object, model: str, key: str) -> int:
@@ -135,11 +159,35 @@ def _positive_int(value: object, model: str, key: str) -> int:
     return value
 
 
+def probe_prefill_tokens(backend: str, cue_tokens: float, block_tokens: float) -> float:
+    """Prefill tokens of one probe pass (``prompt + trace[:cut] + cue``) of a fused generate-and-probe job.
+
+    vLLM probes each batch of generations right after generating it (in waves), while prompt and trace
+    are still in its prefix cache, which serves whole blocks of ``block_tokens``: a probe prefills the
+    tokens of ``trace[:cut]`` after the last full cached block, ``block_tokens / 2`` on average, plus
+    the cue. llama.cpp probes on the KV state the generation left: only the cue. (Without the prefix
+    cache every probe would prefill all of ``prompt + trace[:cut] + cue`` again.) API models cannot
+    probe; they get the cue too."""
+    return block_tokens / 2 + cue_tokens if backend == "vllm" else float(cue_tokens)
+
+
+def job_startup(model: str, backend: str, planner: dict) -> JobStartup:
+    """Start-up seconds of one job of ``model``: ``planner.startup_s[model]``, else
+    ``planner.default_startup_s[backend]``."""
+    if model in planner["startup_s"]:
+        entry, key = planner["startup_s"][model], "planner.startup_s"
+    else:
+        entry, key = planner["default_startup_s"][backend], f"planner.default_startup_s.{backend}"
+    return JobStartup(float(entry["value"]), entry["source"], key)
+
+
 def job_throughput(model: str, entry: dict, planner: dict) -> Throughput:
     """The throughput of one job of ``model``: the planner's tokens per second of one stream, times
     the registry entry's API concurrency (``extra.max_concurrency``, the backend's default otherwise),
     or times ``planner.llamacpp_batch_speedup`` for a llama.cpp entry with ``extra.n_parallel`` > 1.
-    vLLM batches by itself: its throughput is already a job's."""
+    vLLM batches by itself: its throughput is already a job's. Probe passes cost
+    :func:`probe_prefill_tokens` of the backend (``planner.probe_cue_tokens``,
+    ``planner.prefix_cache_block_tokens``)."""
     backend = entry["backend"]
     per_stream = planner["tokens_per_s"].get(model, planner["default_tokens_per_s"][backend])
     extra = entry.get("extra") or {}
@@ -151,12 +199,16 @@ def job_throughput(model: str, entry: dict, planner: dict) -> Throughput:
         width = _positive_int(extra.get("n_parallel", 1), model, "extra.n_parallel")
         factor = float(planner["llamacpp_batch_speedup"]["value"]) if width > 1 else 1.0
         label = f"batch of {width}, x{factor:g}" if width > 1 else "1 sequence"
-    return Throughput(float(per_stream), float(planner["prefill_ratio"]), parallel_factor=factor, parallelism=label)
+    probe = probe_prefill_tokens(
+        backend, float(planner["probe_cue_tokens"]["value"]), float(planner["prefix_cache_block_tokens"]["value"])
+    )
+    return Throughput(float(per_stream), float(planner["prefill_ratio"]), probe, factor, label)
 
 
 def plan_settings(planner: dict, registry: dict, models: set[str]) -> PlanSettings:
-    """Typed planner settings: each model's job throughput (:func:`job_throughput`) and the length
-    priors in tokens (``chars`` divided by ``chars_per_token``, or ``tokens`` as given)."""
+    """Typed planner settings: each model's job throughput (:func:`job_throughput`) and start-up
+    (:func:`job_startup`), and the length priors in tokens (``chars`` divided by ``chars_per_token``,
+    or ``tokens`` as given)."""
     chars_per_token = Sourced(float(planner["chars_per_token"]["value"]), planner["chars_per_token"]["source"])
     priors = {}
     for p in planner.get("length_priors", []):
@@ -171,16 +223,25 @@ def plan_settings(planner: dict, registry: dict, models: set[str]) -> PlanSettin
         priors[(p["study"], p["model"], p["mode"])] = prior
     sourced = {
         k: Sourced(float(planner[k]["value"]), planner[k]["source"])
-        for k in ("truncation_continuation_share", "blindspot_saved_share", "llamacpp_batch_speedup")
+        for k in (
+            "truncation_continuation_share",
+            "blindspot_saved_share",
+            "llamacpp_batch_speedup",
+            "probe_cue_tokens",
+            "prefix_cache_block_tokens",
+        )
     }
     return PlanSettings(
         prompt_tokens=dict(planner["prompt_tokens"]),
         throughput={m: job_throughput(m, registry[m], planner) for m in models},
+        startup={m: job_startup(m, registry[m]["backend"], planner) for m in models},
         length_priors=priors,
         chars_per_token=chars_per_token,
         truncation_share=sourced["truncation_continuation_share"],
         blindspot_saved_share=sourced["blindspot_saved_share"],
         llamacpp_batch_speedup=sourced["llamacpp_batch_speedup"],
+        probe_cue_tokens=sourced["probe_cue_tokens"],
+        prefix_cache_block_tokens=sourced["prefix_cache_block_tokens"],
     )
 
 
@@ -201,23 +262,27 @@ def measured_mean_tokens(cache_dir: Path, model_id: str) -> float | None:
     return sum(values) / len(values) if values else None
 
 
-# Study rows: requests and budget per (model, arm/mode). ``length`` (truncation rows) is the mode
-# whose expected length a row takes and the share of it; ``early_stopping`` marks the calls the
-# staged blindspot procedure does not make when a concept stops early.
+# Study rows: requests, budget and jobs per (model, arm/mode). ``length`` (truncation rows) is the
+# mode whose expected length a row takes and the share of it; ``early_stopping`` marks the calls the
+# staged blindspot procedure does not make when a concept stops early. ``jobs`` counts the row's
+# generation jobs as the rules cut them: each loads its engine once.
 
 
-def fairness_rows(section: dict) -> list[dict]:
-    """Both sides x both arms per record, and CDPG probes at the union of the depth grids."""
+def fairness_rows(section: dict, shard_size: int = DEFAULT_SHARD_SIZE) -> list[dict]:
+    """Both sides x both arms per record, and CDPG probes at the union of the depth grids; one job per
+    dataset and shard of ``shard_size`` records (``fairness_generate``: both sides of a record in one job)."""
     depths = sorted({section["depths"], *section.get("sensitivity_depths", [])})
     fractions = {round(k / K, 9) for K in depths for k in range(K + 1)}
     rows = []
     for model in section["models"]:
         pairs = section["n_records"] * len(section["datasets"])
+        jobs = len(section["datasets"]) * shard_count(section["n_records"], shard_size)
         rows.append(
             dict(
                 study="fairness",
                 model=model,
                 arm_or_mode="think",
+                jobs=jobs,
                 requests=2 * pairs,
                 budget=section["think_budget"] + section["answer_budget"],
                 probe_passes=2 * pairs * len(fractions),
@@ -228,6 +293,7 @@ def fairness_rows(section: dict) -> list[dict]:
                 study="fairness",
                 model=model,
                 arm_or_mode="nothink",
+                jobs=jobs,
                 requests=2 * pairs,
                 budget=section["answer_budget"],
                 probe_passes=2 * pairs,
@@ -236,21 +302,25 @@ def fairness_rows(section: dict) -> list[dict]:
     return rows
 
 
-def position_rows(section: dict, truncation_share: float = 1.0) -> list[dict]:
+def position_rows(section: dict, truncation_share: float = 1.0, shard_size: int = DEFAULT_SHARD_SIZE) -> list[dict]:
     """One request per question and option ordering (4 cyclic shifts, or 24 with ``orderings: all``)
-    per run, as the generation rules count them (``thinkbias.position.plan``); truncation
-    continuations at four offsets, each expected to generate ``truncation_share`` of its run's
-    trajectory."""
-    rows, by_run = [], {}
+    per run, as the generation rules count them (``thinkbias.position.plan``), in shards of
+    ``shard_size`` prompts per benchmark (one job each); truncation continuations at four offsets,
+    each expected to generate ``truncation_share`` of its run's trajectory, in jobs of
+    ``truncation.questions_per_shard`` questions."""
+    rows, by_run, jobs = [], {}, {}
     for run in generation_runs(section):
         key = (run["model"], run["mode"])
-        by_run[key] = by_run.get(key, 0) + n_prompts(section, run["benchmark"], run["model"], run["mode"])
+        prompts = n_prompts(section, run["benchmark"], run["model"], run["mode"])
+        by_run[key] = by_run.get(key, 0) + prompts
+        jobs[key] = jobs.get(key, 0) + shard_count(prompts, shard_size)
     for (model, mode), requests in by_run.items():
         rows.append(
             dict(
                 study="position",
                 model=model,
                 arm_or_mode=mode,
+                jobs=jobs[(model, mode)],
                 requests=requests,
                 budget=section["max_tokens"][mode],
                 probe_passes=0,
@@ -265,6 +335,7 @@ def position_rows(section: dict, truncation_share: float = 1.0) -> list[dict]:
                 study="position",
                 model=run["model"],
                 arm_or_mode=f"{run['mode']}-truncation",
+                jobs=truncation_shard_count(section),
                 requests=n * len(trunc.get("offsets", [-0.15, -0.05, 0.05, 0.15])) * trunc["n_continuations"],
                 budget=trunc["max_tokens"],
                 probe_passes=0,
@@ -274,23 +345,41 @@ def position_rows(section: dict, truncation_share: float = 1.0) -> list[dict]:
     return rows
 
 
-def blindspot_rows(section: dict) -> list[dict]:
+def blindspot_stages(n_inputs: int, n_clusters: int, k0: int, max_stages: int | None) -> int:
+    """Stages of the staged procedure (``thinkbias.blindspot.clusters.stage_schedule``: stage s tests
+    the ``k0 * 2**s`` nearest members of every cluster, up to 99% of the inputs) on ``n_inputs``
+    spread evenly over ``n_clusters``: a lower bound, as uneven clusters take more stages."""
+    clusters = max(1, min(n_clusters, n_inputs))
+    members = pd.DataFrame(
+        [{"input_id": str(i), "cluster": i % clusters, "rank": i // clusters} for i in range(n_inputs)],
+        columns=["input_id", "cluster", "rank"],
+    )
+    return len(stage_schedule(members, k0, max_stages))
+
+
+def blindspot_rows(section: dict, shard_size: int = DEFAULT_SHARD_SIZE) -> list[dict]:
     """Baseline responses plus both sides of every concept on every input of the last stage
-    (exhaustive testing); the staged procedure stops most concepts early (``early_stopping``)."""
+    (exhaustive testing); the staged procedure stops most concepts early (``early_stopping``).
+    One baseline job per model and task, one job per stage (:func:`blindspot_stages`); the rules do
+    not shard them, so ``shard_size`` is unused."""
     rows = []
     concepts = max(
         len(section["curated"]["ids"]), section["hypothesis"]["min_concepts"] if section["hypothesis"]["enabled"] else 0
     )
+    stages = section["stages"]
     for task in section["tasks"]:
         n_inputs = section["n_inputs_by_task"].get(task) or section["n_inputs"]
+        n_stages = blindspot_stages(n_inputs, section["n_clusters"], stages["k0"], stages.get("max_stages"))
         for model in section["models"]:
-            for step, requests, stops in (("baseline", n_inputs, False), ("variations", 2 * concepts * n_inputs, True)):
+            steps = (("baseline", n_inputs, False, 1), ("variations", 2 * concepts * n_inputs, True, n_stages))
+            for step, requests, stops, jobs in steps:
                 mode = f"{task}-{step}"
                 rows.append(
                     dict(
                         study="blindspot",
                         model=model,
                         arm_or_mode=mode,
+                        jobs=jobs,
                         requests=requests,
                         budget=section["target"]["max_tokens"],
                         probe_passes=0,
@@ -310,15 +399,17 @@ def _usd(price: dict | None, prompt: float, generated: float) -> float:
 
 
 def plan_table(config: dict, registry: dict, settings: PlanSettings, cache_dir: Path | None = None) -> pd.DataFrame:
-    """The plan of every enabled study (see the module docstring for how each column is estimated)."""
+    """The plan of every enabled study (see the module docstring for how each column is estimated);
+    ``config`` holds the study sections and ``shard_size``."""
     rows = []
+    shard_size = int(config["shard_size"])
     for study, make_rows in STUDY_ROWS.items():
         if not config.get(study, {}).get("enabled"):
             continue
         section_rows = (
-            position_rows(config[study], settings.truncation_share.value)
+            position_rows(config[study], settings.truncation_share.value, shard_size)
             if study == "position"
-            else make_rows(config[study])
+            else make_rows(config[study], shard_size)
         )
         for row in section_rows:
             model, budget = row.pop("model"), row.pop("budget")
@@ -338,8 +429,11 @@ def plan_table(config: dict, registry: dict, settings: PlanSettings, cache_dir: 
             prompt, expected_prompt = (n * settings.prompt_tokens[study] for n in (requests, expected_requests))
             generated, expected_generated = requests * budget, expected_requests * per_request
             speed = settings.throughput[model]
-            hours = speed.seconds(prompt, generated, row["probe_passes"]) / 3600
-            expected_hours = speed.seconds(expected_prompt, expected_generated, row["probe_passes"]) / 3600
+            startup_s = row["jobs"] * settings.startup[model].seconds
+            hours = (speed.seconds(prompt, generated, row["probe_passes"]) + startup_s) / 3600
+            expected_hours = (
+                speed.seconds(expected_prompt, expected_generated, row["probe_passes"]) + startup_s
+            ) / 3600
             entry = registry[model]
             gpus = max(int(entry.get("gpus", 0)), 0) if entry["backend"] != "openai" else 0
             price = entry.get("price") if entry["backend"] == "openai" else None
@@ -355,6 +449,7 @@ def plan_table(config: dict, registry: dict, settings: PlanSettings, cache_dir: 
                     "generated_tokens": int(generated),
                     "expected_generated_tokens": int(round(expected_generated)),
                     "token_source": source,
+                    "startup_hours": startup_s / 3600,
                     "hours": hours,
                     "expected_hours": expected_hours,
                     "gpu_hours": hours * gpus,
@@ -378,10 +473,11 @@ def _totals_line(table: pd.DataFrame, label: str, prefix: str) -> str:
             f" for the priced API models ({len(unpriced)} unpriced)" if unpriced else ""
         )
     return (
-        f"{label}: {int(table[f'{prefix}requests'].sum()):,} requests, "
+        f"{label}: {int(table['jobs'].sum()):,} jobs, {int(table[f'{prefix}requests'].sum()):,} requests, "
         f"{int(table[f'{prefix}prompt_tokens'].sum()):,} prompt and "
         f"{int(table[f'{prefix}generated_tokens'].sum()):,} generated tokens, "
-        f"{int(table['probe_passes'].sum()):,} probe passes, {table[f'{prefix}hours'].sum():,.1f} job-hours, "
+        f"{int(table['probe_passes'].sum()):,} probe passes, {table[f'{prefix}hours'].sum():,.1f} job-hours "
+        f"({table['startup_hours'].sum():,.1f} of them start-up), "
         f"{table[f'{prefix}gpu_hours'].sum():,.1f} GPU-hours, {money}."
     )
 
@@ -390,7 +486,8 @@ def _display(table: pd.DataFrame) -> pd.DataFrame:
     """The plan's Markdown columns as text: counts with thousands separators, hours with one decimal,
     US$ without cents, "—" for a cost the registry gives no price for."""
     out = table[MARKDOWN_COLUMNS].copy()
-    for col in ("requests", "expected_requests", "generated_tokens", "expected_generated_tokens", "probe_passes"):
+    counts = ("jobs", "requests", "expected_requests", "generated_tokens", "expected_generated_tokens")
+    for col in (*counts, "probe_passes"):
         out[col] = [f"{int(v):,}" for v in out[col]]
     for col in ("hours", "expected_hours", "gpu_hours", "expected_gpu_hours"):
         out[col] = [f"{v:,.1f}" for v in out[col]]
@@ -432,6 +529,39 @@ def plan_assumptions(table: pd.DataFrame, registry: dict, settings: PlanSettings
         )
         speeds.setdefault(text, []).append(model)
     lines += [f"{', '.join(models)}: {text}" for text, models in speeds.items()]
+    startups = {}
+    for model in dict.fromkeys(table["model"]):
+        start = settings.startup[model]
+        startups.setdefault((start.seconds, start.source, start.key), []).append(model)
+    for (seconds, source, key), models in startups.items():
+        jobs = int(table.loc[table["model"].isin(models), "jobs"].sum())
+        lines.append(
+            f"{', '.join(models)}: {seconds:g} s of start-up (engine load before the first token) in each of "
+            f"{jobs:,} jobs ({source}; {key})."
+        )
+    cut = {
+        "fairness": "fairness per dataset, arm and shard of shard_size records",
+        "position": "position per benchmark, mode and shard of shard_size prompts (truncation: of "
+        "truncation.questions_per_shard questions)",
+        "blindspot": "blindspot one baseline job per task and one per stage (the stages of evenly sized "
+        "clusters, a lower bound)",
+    }
+    lines.append(
+        "Jobs: the generation jobs the rules cut the requests into, "
+        f"{'; '.join(cut[s] for s in dict.fromkeys(table['study']))}; each pays its model's start-up once."
+    )
+    probed = sorted(set(table.loc[table["probe_passes"] > 0, "backend"]))
+    if probed:
+        cue, block = settings.probe_cue_tokens, settings.prefix_cache_block_tokens
+        costs = ", ".join(f"{probe_prefill_tokens(b, cue.value, block.value):g} on {b}" for b in probed)
+        lines.append(
+            f"Tokens prefilled per probe pass (prompt + trace[:cut] + cue, less what is cached): {costs}. The cue's "
+            f"{cue.value:g} tokens ({cue.source}; planner.probe_cue_tokens) and, on vLLM, half a prefix-cache block "
+            f"of {block.value:g} tokens ({block.source}; planner.prefix_cache_block_tokens): vLLM probes each batch "
+            "of generations while its traces are still in the prefix cache, which serves whole blocks; llama.cpp "
+            "probes on the KV state the generation left. Without the cache every probe would prefill prompt + "
+            "trace[:cut] + cue again."
+        )
     for study in dict.fromkeys(table["study"]):
         lines.append(f"{study}: {settings.prompt_tokens[study]} prompt tokens per request (planner.prompt_tokens).")
     used = {
