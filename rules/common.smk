@@ -16,6 +16,7 @@ import os
 from pathlib import Path
 
 
+from thinkbias.llm.gpu_offload import conda_env
 from thinkbias.llm.registry import load_model_spec
 from thinkbias.yamlfile import read_yaml
 
@@ -80,8 +81,9 @@ def gpus_for_wildcards(wildcards):
 
 
 def llm_env(wildcards):
-    """The conda env of an LLM job: one per backend."""
-    return f"../envs/{registry_entry(wildcards.model)['backend']}.yaml"
+    """The conda env of an LLM job: one per backend, and llama.cpp with CUDA for a GGUF model that asks
+    for a GPU (thinkbias.llm.gpu_offload.conda_env)."""
+    return f"../envs/{conda_env(registry_entry(wildcards.model))}.yaml"
 
 
 def llm_threads(model_id):
@@ -142,7 +144,7 @@ def model_role(model=None, section=None, threads=2):
         )
     return RoleJob(
         weights=model_files(model),
-        env=f"../envs/{registry_entry(model)['backend']}.yaml",
+        env=f"../envs/{conda_env(registry_entry(model))}.yaml",
         gpus=gpus_for(model),
         threads=count(model),
         params={"model": model, "model_identity": model_identity(model), **base},

@@ -7,10 +7,10 @@ goal >= 5x: a GPU decode step of a 7-8B model costs about the same for 1 and for
     python scripts/gpu/llamacpp_gpu_smoke.py --model r1-distill-qwen-7b-q4km --skip-cpu
     python scripts/gpu/llamacpp_gpu_smoke.py --device cpu --min-batch-ratio 0   # the same checks, CPU only
 
-Needs llama-cpp-python built with CUDA (CMAKE_ARGS="-DGGML_CUDA=on"); exits non-zero when a check
-fails, when the GPU run is not faster than the CPU run (a sign the build has no GPU support), or
-when the batched ratio is below ``--min-batch-ratio``. ``--device cpu`` runs everything on the CPU
-(no GPU comparison): what the tests run on the embedded model.
+Needs llama-cpp-python built with CUDA (the env envs/llamacpp-cuda.yaml; elsewhere the offloaded run
+stops at load: llama.cpp has no GPU); exits non-zero when a check fails, when the GPU run is not
+faster than the CPU run, or when the batched ratio is below ``--min-batch-ratio``. ``--device cpu``
+runs everything on the CPU (no GPU comparison): what the tests run on the embedded model.
 
 Computes `thinkbias.llm.smoke:run_smoke`.
 """
@@ -26,10 +26,15 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from thinkbias.llm import load_model_spec, open_engine  # noqa: E402
+from thinkbias.llm import ModelSpec, load_model_spec, open_engine  # noqa: E402
 from thinkbias.llm.llamacpp import effective_threads  # noqa: E402
 from thinkbias.llm.smoke import run_smoke  # noqa: E402
 from thinkbias.llm.throughput import batching_ratios, ratio_table  # noqa: E402
+
+
+def offloaded(spec: ModelSpec, layers: int) -> ModelSpec:
+    """``spec`` with ``layers`` offloaded, asking for one GPU exactly when it offloads any."""
+    return replace(spec, gpus=int(layers != 0), extra={**spec.extra, "n_gpu_layers": layers})
 
 
 def main() -> None:
@@ -54,12 +59,12 @@ def main() -> None:
     else:
         runs = [("gpu", -1)] + ([] if args.skip_cpu else [("cpu", 0)])
     for name, layers in runs:
-        s = replace(spec, extra={**spec.extra, "n_gpu_layers": layers})
+        s = offloaded(spec, layers)
         with tempfile.TemporaryDirectory() as cache, open_engine(s, cache) as engine:
             results[name] = run_smoke(engine, max_tokens=args.max_tokens)
     main_run = runs[0][0]
     if args.batch_sequences > 0:
-        s = replace(spec, extra={**spec.extra, "n_gpu_layers": runs[0][1]})
+        s = offloaded(spec, runs[0][1])
         [row] = batching_ratios(
             s,
             [args.batch_sequences],

@@ -31,6 +31,44 @@ def test_the_cache_key_follows_the_build_configuration(monkeypatch, tmp_path):
     assert llamacpp_wheel.cached_wheel(tmp_path) is None
 
 
+NVCC_12_6 = "Cuda compilation tools, release 12.6, V12.6.85"
+
+
+def test_the_cuda_build_adds_the_cuda_backend_and_never_shares_the_cpu_wheels_folder(monkeypatch, tmp_path):
+    monkeypatch.delenv(llamacpp_wheel.CUDA_ARCHITECTURES_ENV, raising=False)
+    monkeypatch.setattr(llamacpp_wheel, "cuda_toolkit", lambda: NVCC_12_6)
+    cpu, cuda = llamacpp_wheel.cmake_args(), llamacpp_wheel.cmake_args(cuda=True)
+    assert cpu == list(llamacpp_wheel.CMAKE_ARGS) and not [a for a in cpu if "CUDA" in a]
+    assert cuda == cpu + ["-DGGML_CUDA=ON", "-DCMAKE_CUDA_ARCHITECTURES=80;86;89;90"]  # the same dispatch, plus CUDA
+    cpu_key, cuda_key = llamacpp_wheel.build_key(), llamacpp_wheel.build_key(cuda=True)
+    assert cpu_key != cuda_key
+    assert llamacpp_wheel.wheel_dir(tmp_path).name == f"llama-cpp-python-0.3.36-dispatch-{cpu_key}"
+    assert llamacpp_wheel.wheel_dir(tmp_path, cuda=True).name == f"llama-cpp-python-0.3.36-dispatch-cuda-{cuda_key}"
+    cpu_wheel = llamacpp_wheel.wheel_dir(tmp_path) / "llama_cpp_python-0.3.36-cp311-cp311-linux_x86_64.whl"
+    cpu_wheel.parent.mkdir(parents=True)
+    cpu_wheel.write_bytes(b"CPU wheel")
+    assert llamacpp_wheel.cached_wheel(tmp_path) == cpu_wheel
+    assert llamacpp_wheel.cached_wheel(tmp_path, cuda=True) is None  # never installed in the CUDA env
+    # the architectures and the toolkit are part of the CUDA key, and of no CPU key
+    monkeypatch.setenv(llamacpp_wheel.CUDA_ARCHITECTURES_ENV, "90")
+    assert llamacpp_wheel.cmake_args(cuda=True)[-1] == "-DCMAKE_CUDA_ARCHITECTURES=90"
+    assert llamacpp_wheel.build_key(cuda=True) != cuda_key and llamacpp_wheel.build_key() == cpu_key
+    monkeypatch.delenv(llamacpp_wheel.CUDA_ARCHITECTURES_ENV)
+    monkeypatch.setattr(llamacpp_wheel, "cuda_toolkit", lambda: "Cuda compilation tools, release 12.8, V12.8.93")
+    assert llamacpp_wheel.build_key(cuda=True) != cuda_key and llamacpp_wheel.build_key() == cpu_key
+
+
+def test_the_cli_prints_either_key_and_refuses_a_cuda_build_without_nvcc(monkeypatch, capsys, tmp_path):
+    monkeypatch.setattr(llamacpp_wheel, "cuda_toolkit", lambda: NVCC_12_6)
+    assert llamacpp_wheel.main(["key"]) == 0 and llamacpp_wheel.main(["key", "--cuda"]) == 0
+    assert capsys.readouterr().out.split() == [llamacpp_wheel.build_key(), llamacpp_wheel.build_key(cuda=True)]
+    assert llamacpp_wheel.main(["install", "--cuda", "a", "b"]) == 2 and llamacpp_wheel.main(["build"]) == 2
+    monkeypatch.setattr(llamacpp_wheel, "cuda_toolkit", lambda: "")
+    monkeypatch.setattr(llamacpp_wheel, "_sh", lambda *a, **kw: pytest.fail("ran a command"))
+    with pytest.raises(SystemExit, match="needs nvcc"):
+        llamacpp_wheel.main(["install", "--cuda", str(tmp_path)])
+
+
 def test_the_amx_variant_is_removed_exactly_once(tmp_path):
     variants = tmp_path / llamacpp_wheel.VARIANTS_FILE
     variants.parent.mkdir(parents=True)
@@ -74,14 +112,31 @@ def test_the_installed_build_prefills_and_uses_no_instruction_the_cpu_lacks(embe
         assert "AVX512" in build["cpu_features"]  # the dispatch picked the best variant, not the baseline
 
 
-def test_the_conda_env_builds_the_same_wheel():
+@pytest.mark.parametrize("env, install", [("llamacpp", "install "), ("llamacpp-cuda", "install --cuda ")])
+def test_the_conda_env_builds_the_same_wheel(env, install):
     import yaml
 
-    deps = yaml.safe_load((REPO / "envs/llamacpp.yaml").read_text())["dependencies"]
+    deps = yaml.safe_load((REPO / f"envs/{env}.yaml").read_text())["dependencies"]
     pip = next(d["pip"] for d in deps if isinstance(d, dict))
     assert not [p for p in pip if p.startswith("llama-cpp-python")]  # a pip pin would build a native wheel
-    deploy = (REPO / "envs/llamacpp.post-deploy.sh").read_text()
-    assert "python -m thinkbias.build.llamacpp_wheel install" in deploy
+    deploy = REPO / f"envs/{env}.post-deploy.sh"
+    assert f"python -m thinkbias.build.llamacpp_wheel {install}" in deploy.read_text()
+    assert deploy.stat().st_mode & stat.S_IXUSR
+
+
+def test_the_cuda_env_is_the_cpu_env_plus_one_cuda_12_toolkit():
+    import yaml
+
+    def deps(env: str) -> list:
+        return yaml.safe_load((REPO / f"envs/{env}.yaml").read_text())["dependencies"]
+
+    cpu, cuda = deps("llamacpp"), deps("llamacpp-cuda")
+    added = [d for d in cuda if d not in cpu]
+    assert [d for d in cpu if d not in cuda] == []  # the same engine libraries, at the same versions
+    names = {d.split("=")[0]: d.split("=")[1] for d in added}
+    assert set(names) >= {"cuda-version", "cuda-nvcc", "cuda-cudart-dev", "libcublas-dev", "cuda-driver-dev"}
+    assert names["cuda-version"] == "12.6"
+    assert {name: v for name, v in names.items() if not v.startswith("12.6.")} == {"cuda-version": "12.6"}
 
 
 PINNED = """

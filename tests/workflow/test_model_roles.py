@@ -102,5 +102,7 @@ def test_blindspot_steps_ask_for_weights_and_gpus_exactly_when_they_run_a_model(
     envs = rule_envs(workflow_dir)
     task_steps = [step for step in STEP_RULES if step != "target"]  # the target's env follows its {model}
     assert {step: envs[STEP_RULES[step]] for step in task_steps} == {
-        step: "../envs/llamacpp.yaml" if step in running else "../envs/analysis.yaml" for step in task_steps
+        # the model asks for a GPU: llama.cpp with CUDA (thinkbias.llm.gpu_offload.conda_env)
+        step: "../envs/llamacpp-cuda.yaml" if step in running else "../envs/analysis.yaml"
+        for step in task_steps
     }

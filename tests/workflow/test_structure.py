@@ -11,6 +11,8 @@ from pathlib import Path
 import pytest
 import yaml
 
+from thinkbias.llm.gpu_offload import GPU_ENV, conda_env
+
 REPO = Path(__file__).resolve().parents[2]
 RULE_FILES = sorted((REPO / "rules").glob("*.smk"))
 BACKENDS = ("llamacpp", "vllm", "openai")
@@ -55,8 +57,27 @@ def test_env_files_parse_and_pin_versions():
 
 
 def test_every_backend_has_an_env():
-    for backend in BACKENDS:
+    for backend in (*BACKENDS, GPU_ENV):
         assert (REPO / "envs" / f"{backend}.yaml").exists(), backend
+
+
+def test_every_registry_model_runs_in_an_existing_env_and_gguf_on_a_gpu_in_the_cuda_one():
+    registry = yaml.safe_load((REPO / "config/models.yaml").read_text())
+    envs = {model_id: conda_env(entry) for model_id, entry in registry.items()}
+    assert [m for m, env in envs.items() if not (REPO / "envs" / f"{env}.yaml").exists()] == []
+    offloaded = [
+        m for m, e in registry.items() if e["backend"] == "llamacpp" and (e.get("extra") or {}).get("n_gpu_layers")
+    ]
+    assert len(offloaded) >= 4 and {envs[m] for m in offloaded} == {GPU_ENV}  # the position study's GGUF models
+    assert envs["smollm2-135m"] == "llamacpp"
+
+
+def test_an_env_with_a_post_deploy_script_has_it_executable_and_strict():
+    scripts = sorted((REPO / "envs").glob("*.post-deploy.sh"))
+    assert {p.name for p in scripts} >= {"llamacpp.post-deploy.sh", f"{GPU_ENV}.post-deploy.sh"}
+    for path in scripts:
+        assert (REPO / "envs" / path.name.replace(".post-deploy.sh", ".yaml")).exists(), path.name
+        assert path.stat().st_mode & 0o100 and "set -euo pipefail" in path.read_text(), path.name
 
 
 # a model role's env (rules/common.smk:model_role): BS_TARGET_ROLE.env, BS_ROLES["dedup"].env

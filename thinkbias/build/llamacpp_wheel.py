@@ -6,6 +6,10 @@ run time, the best one the CPU reports (``thinkbias.llm.llamacpp_backends``). Th
 variant is left out: its AMX kernels died with SIGILL on Xeons whose hypervisor reports AMX but
 does not enable it, so an AMX CPU runs the AVX-512 (zen4-level) variant instead.
 
+The CUDA build (``install --cuda``, run in ``envs/llamacpp-cuda.yaml``) adds ``GGML_CUDA``: the CUDA
+backend is one more dynamically loaded backend beside the same CPU variants, compiled for the GPU
+architectures of ``$THINKBIAS_CUDA_ARCHITECTURES`` (default ``CUDA_ARCHITECTURES``).
+
 Standard library only: ``tb.py`` imports it with the system Python, and the conda env's
 post-deploy script runs it as ``python -m thinkbias.build.llamacpp_wheel install``.
 """
@@ -45,37 +49,71 @@ RELEVANT_FLAGS = (
     "sse4_2", "avx", "f16c", "fma", "bmi2", "avx2", "avx_vnni", "avx512f", "avx512bw", "avx512vl",
     "avx512_vnni", "avx512vbmi", "avx512_bf16", "amx_tile", "amx_int8", "amx_bf16",
 )  # fmt: skip
+CUDA_ARCHITECTURES_ENV = "THINKBIAS_CUDA_ARCHITECTURES"
+# Ampere (A100, A10/RTX 30), Ada (L4, L40, RTX 40), Hopper (H100, H200)
+CUDA_ARCHITECTURES = "80;86;89;90"
 SMOKE_PROMPT_TOKENS = 160
 SMOKE_THREADS = 2
 
 
-def build_config() -> dict:
-    """Everything that decides the wheel's bytes; its hash keys the wheel cache."""
-    return {
+def cuda_architectures() -> str:
+    """The GPU architectures the CUDA backend is compiled for (``$THINKBIAS_CUDA_ARCHITECTURES``, e.g.
+    ``90`` or ``80;90``, else ``CUDA_ARCHITECTURES``)."""
+    return os.environ.get(CUDA_ARCHITECTURES_ENV, "").strip() or CUDA_ARCHITECTURES
+
+
+def cmake_args(cuda: bool = False) -> list[str]:
+    """The CMake arguments of the build: runtime dispatch, and with ``cuda`` the CUDA backend."""
+    extra = ["-DGGML_CUDA=ON", f"-DCMAKE_CUDA_ARCHITECTURES={cuda_architectures()}"] if cuda else []
+    return list(CMAKE_ARGS) + extra
+
+
+def cuda_toolkit() -> str:
+    """The CUDA compiler's release line (``Cuda compilation tools, release 12.6, V12.6.85``), or ""
+    where ``nvcc`` is not found (``$CUDACXX``, else the PATH)."""
+    nvcc = os.environ.get("CUDACXX") or shutil.which("nvcc")
+    if not nvcc:
+        return ""
+    try:
+        out = subprocess.run([nvcc, "--version"], capture_output=True, text=True, check=True).stdout
+    except (OSError, subprocess.CalledProcessError):
+        return ""
+    return next((line.strip() for line in out.splitlines() if "release" in line), out.strip())
+
+
+def build_config(cuda: bool = False) -> dict:
+    """Everything that decides the wheel's bytes; its hash keys the wheel cache. The CUDA wheel's also
+    names the CUDA toolkit and the environment it was built in: its CUDA backend finds the toolkit's
+    libraries through an absolute RPATH into that environment."""
+    config = {
         "version": VERSION,
         "sdist_sha256": SDIST_SHA256,
-        "cmake_args": list(CMAKE_ARGS),
+        "cmake_args": cmake_args(cuda),
         "removed_variants": [AMX_VARIANT],
         "python": f"{sys.version_info.major}.{sys.version_info.minor}",
         "platform": sys.platform,
         "machine": os.uname().machine,
     }
+    if cuda:
+        config.update(cuda_toolkit=cuda_toolkit(), prefix=sys.prefix)
+    return config
 
 
-def build_key() -> str:
+def build_key(cuda: bool = False) -> str:
     """A short hash of ``build_config()``: a wheel built any other way lives under another key."""
-    blob = json.dumps(build_config(), sort_keys=True).encode()
+    blob = json.dumps(build_config(cuda), sort_keys=True).encode()
     return hashlib.sha256(blob).hexdigest()[:16]
 
 
-def wheel_dir(cache: Path) -> Path:
+def wheel_dir(cache: Path, cuda: bool = False) -> Path:
     """The cache folder of this build configuration's wheel."""
-    return Path(cache) / f"llama-cpp-python-{VERSION}-dispatch-{build_key()}"
+    flavour = "dispatch-cuda" if cuda else "dispatch"
+    return Path(cache) / f"llama-cpp-python-{VERSION}-{flavour}-{build_key(cuda)}"
 
 
-def cached_wheel(cache: Path) -> Path | None:
+def cached_wheel(cache: Path, cuda: bool = False) -> Path | None:
     """The wheel of this build configuration, if one was built."""
-    found = sorted(wheel_dir(cache).glob(f"llama_cpp_python-{VERSION}-*.whl"))
+    found = sorted(wheel_dir(cache, cuda).glob(f"llama_cpp_python-{VERSION}-*.whl"))
     return found[0] if found else None
 
 
@@ -122,9 +160,12 @@ def remove_amx_variant(source_dir: Path) -> None:
     path.write_text(text.replace(AMX_VARIANT, "# AMX variant removed by thinkbias (SIGILL where AMX is not enabled)"))
 
 
-def build_wheel(python: Path, cache: Path) -> Path:
-    """Download the pinned sdist, check its sha256, remove the AMX variant and build the wheel."""
-    out = wheel_dir(cache)
+def build_wheel(python: Path, cache: Path, cuda: bool = False) -> Path:
+    """Download the pinned sdist, check its sha256, remove the AMX variant and build the wheel (with
+    the CUDA backend too when ``cuda``)."""
+    if cuda and not cuda_toolkit():
+        raise SystemExit("building llama-cpp-python with CUDA needs nvcc (set CUDACXX or put it on the PATH)")
+    out = wheel_dir(cache, cuda)
     with tempfile.TemporaryDirectory(prefix="thinkbias-llamacpp-") as tmp:
         tmp = Path(tmp)
         _sh([python, "-m", "pip", "download", "--quiet", "--no-deps", "--no-binary", ":all:",
@@ -139,7 +180,7 @@ def build_wheel(python: Path, cache: Path) -> Path:
         remove_amx_variant(source)
         env = {
             **os.environ,
-            "CMAKE_ARGS": " ".join(CMAKE_ARGS),
+            "CMAKE_ARGS": " ".join(cmake_args(cuda)),
             "CMAKE_BUILD_PARALLEL_LEVEL": str(os.cpu_count() or 2),
         }
         built = tmp / "wheel"
@@ -148,16 +189,16 @@ def build_wheel(python: Path, cache: Path) -> Path:
         if len(wheels) != 1:
             raise SystemExit(f"building llama-cpp-python gave {len(wheels)} wheels in {built}, expected 1")
         out.mkdir(parents=True, exist_ok=True)
-        (out / "build.json").write_text(json.dumps(build_config(), indent=2, sort_keys=True) + "\n")
+        (out / "build.json").write_text(json.dumps(build_config(cuda), indent=2, sort_keys=True) + "\n")
         partial = out / (wheels[0].name + ".part")
         shutil.copyfile(wheels[0], partial)
         partial.replace(out / wheels[0].name)  # atomic: a half-copied wheel is never found
     return out / wheels[0].name
 
 
-def ensure_wheel(python: Path, cache: Path) -> Path:
+def ensure_wheel(python: Path, cache: Path, cuda: bool = False) -> Path:
     """This configuration's wheel from the cache, built first if it is not there."""
-    return cached_wheel(cache) or build_wheel(python, cache)
+    return cached_wheel(cache, cuda) or build_wheel(python, cache, cuda)
 
 
 SMOKE_CODE = """
@@ -200,15 +241,20 @@ def smoke(python: Path, model: Path, wheel: Path | None = None) -> str:
 
 
 def main(argv: list[str]) -> int:
-    """``install [CACHE]``: build (or reuse) the wheel and install it into this Python."""
-    if not argv or argv[0] not in ("install", "key"):
-        print("usage: python -m thinkbias.build.llamacpp_wheel install [CACHE] | key", file=sys.stderr)
+    """``install [--cuda] [CACHE]``: build (or reuse) the wheel and install it into this Python;
+    ``key [--cuda]``: print its cache key."""
+    cuda = "--cuda" in argv
+    args = [a for a in argv if a != "--cuda"]
+    if not args or args[0] not in ("install", "key") or len(args) > 2 or (args[0] == "key" and len(args) > 1):
+        print(
+            "usage: python -m thinkbias.build.llamacpp_wheel install [--cuda] [CACHE] | key [--cuda]", file=sys.stderr
+        )
         return 2
-    if argv[0] == "key":
-        print(build_key())
+    if args[0] == "key":
+        print(build_key(cuda))
         return 0
-    cache = Path(argv[1]) if len(argv) > 1 else Path.home() / ".cache" / "thinkbias" / "wheels"
-    wheel = ensure_wheel(Path(sys.executable), cache)
+    cache = Path(args[1]) if len(args) > 1 else Path.home() / ".cache" / "thinkbias" / "wheels"
+    wheel = ensure_wheel(Path(sys.executable), cache, cuda)
     _sh([sys.executable, "-m", "pip", "install", "--no-deps", "--force-reinstall", wheel])
     return 0
 
