@@ -234,3 +234,28 @@ def test_exhaustive_comparator_is_one_test_per_concept_on_every_input_at_alpha_o
     costs = res.costs.set_index("stage")
     assert costs.loc["exhaustive", "target_calls"] == costs.loc["staged total", "target_calls"] == 2 * 3 * 100
     assert costs.loc["saved share", "target_calls"] == 0
+
+
+def test_fisher_option_tests_the_unpaired_table():
+    # stages.test: fisher (the paper's code's alternative): Fisher's exact test of x+ / x- by accept /
+    # reject; 30 vs 10 discordant over 40 concordant accepts and 20 concordant rejects: x+ 70 of 100
+    # accepted, x- 50 of 100
+    from scipy.stats import fisher_exact
+
+    pairs = pairs_for("f", 30, 10, 40, 20)
+    params = StageParams(n_simulations=2000, test="fisher")
+    row = concept_tests(pairs, ["f"], plan(100, 1000), 0.05, params).iloc[0]
+    assert row["test"] == "fisher"
+    assert row["p_value"] == pytest.approx(fisher_exact([[70, 30], [50, 50]]).pvalue, rel=1e-12)
+    assert row["log10_p_value"] == pytest.approx(np.log10(row["p_value"]))
+    mcnemar_row = concept_tests(pairs, ["f"], plan(100, 1000), 0.05, PARAMS).iloc[0]
+    assert mcnemar_row["test"] == "chi2-cc" and mcnemar_row["p_value"] != row["p_value"]
+    with pytest.raises(ValueError, match="stages.test"):
+        StageParams(test="wilcoxon")
+
+
+def test_bonferroni_switch():
+    from thinkbias.blindspot.stages import stage_alpha
+
+    assert stage_alpha(PARAMS, [20, 5]) == pytest.approx(0.05 / 25)
+    assert stage_alpha(StageParams(bonferroni=False), [20, 5]) == 0.05

@@ -72,6 +72,12 @@ def hypothesis_batches(members: pd.DataFrame, per_cluster: int, batch_size: int,
     return [ids[i : i + batch_size] for i in range(0, len(ids), batch_size)]
 
 
+LAST_STAGE_RULES = ("all_inputs", "coverage")
+"""How the last stage is chosen (:func:`stage_plan`)."""
+# a stage covering this share of the inputs runs no futility or efficacy check (the paper's code)
+NEAR_COMPLETE = 0.99
+
+
 @dataclass(frozen=True)
 class StagePlan:
     """One stage of the nested schedule: per-cluster depth ``k``, its inputs and whether it is last."""
@@ -83,6 +89,9 @@ class StagePlan:
     n_total: int
     is_last: bool
     look_fractions: tuple[float, ...] = ()
+    early_checks: bool = True
+    """Whether futility and efficacy are checked here: not at the last stage, nor at a stage covering
+    99% of the inputs or more."""
 
     @property
     def information_fraction(self) -> float:
@@ -95,27 +104,36 @@ class StagePlan:
 
 
 def stage_plan(
-    members: pd.DataFrame, stage: int, k0: int, max_stages: int | None = None, last_fraction: float = 0.99
+    members: pd.DataFrame, stage: int, k0: int, max_stages: int | None = None, last_stage: str = "all_inputs"
 ) -> StagePlan:
-    """Stage ``stage`` of the schedule ``k_s = k0 * 2**s`` per cluster. A stage is the last when it
-    covers at least ``last_fraction`` of the inputs, or when it is stage ``max_stages - 1``."""
+    """Stage ``stage`` of the schedule ``k_s = k0 * 2**s`` per cluster.
+
+    A stage is the last when it is stage ``max_stages - 1``, or by ``last_stage``: ``all_inputs`` (the
+    paper's code): when it uses every input; a stage covering 99% of them or more, but not all, runs
+    no futility or efficacy check and the next stage, on every input, is the last. ``coverage``: the
+    first stage covering at least 99% of the inputs is the last.
+    """
+    if last_stage not in LAST_STAGE_RULES:
+        raise ValueError(f"unknown last_stage rule '{last_stage}' (expected one of {', '.join(LAST_STAGE_RULES)})")
     n_total = len(members)
     k = k0 * 2**stage
     ids = nearest_members(members, k)
-    is_last = len(ids) >= last_fraction * n_total or (max_stages is not None and stage >= max_stages - 1)
+    near_complete = len(ids) >= NEAR_COMPLETE * n_total
+    complete = len(ids) >= n_total if last_stage == "all_inputs" else near_complete
+    is_last = complete or (max_stages is not None and stage >= max_stages - 1)
     ranks = members["rank"].to_numpy()
     looks = tuple(int((ranks < k0 * 2**j).sum()) / n_total for j in range(stage + 1)) if n_total else ()
-    return StagePlan(stage, k, tuple(ids), len(ids), n_total, bool(is_last), looks)
+    return StagePlan(stage, k, tuple(ids), len(ids), n_total, bool(is_last), looks, not (is_last or near_complete))
 
 
 def stage_schedule(
-    members: pd.DataFrame, k0: int, max_stages: int | None = None, last_fraction: float = 0.99
+    members: pd.DataFrame, k0: int, max_stages: int | None = None, last_stage: str = "all_inputs"
 ) -> list[StagePlan]:
-    """Every stage up to and including the last one."""
+    """Every stage up to and including the last one (``last_stage``: :func:`stage_plan`)."""
     plans = []
     stage = 0
     while True:
-        plan = stage_plan(members, stage, k0, max_stages, last_fraction)
+        plan = stage_plan(members, stage, k0, max_stages, last_stage)
         plans.append(plan)
         if plan.is_last:
             return plans

@@ -4,6 +4,10 @@ variation pairs (spec Sec. 1), with a 95% confidence interval.
 ``delta = P(accept | x+) - P(accept | x-)``, each rate over the parsable responses of its side (as the
 paper computes it). The interval is the Wald interval for a difference of paired proportions, over
 the pairs whose two decisions both parsed: ``(b - c) / n +- z * sqrt((b + c) / n**2 - (b - c)**2 / n**3)``.
+
+Beside it, :func:`side_statistics` treats the two sides as independent groups, as the paper's code
+also reports them: each side's acceptance rate with its Wilson interval, the odds ratio and the
+relative risk of acceptance (x+ against x-) with their intervals (:mod:`thinkbias.stats.proportions`).
 """
 
 from __future__ import annotations
@@ -14,6 +18,7 @@ import numpy as np
 import pandas as pd
 
 from thinkbias.lazy_imports import lazy_module
+from thinkbias.stats.proportions import odds_ratio, relative_risk, wilson_interval
 
 stats = lazy_module("scipy.stats")
 
@@ -81,3 +86,40 @@ def flipped(y_pos: pd.Series, y_neg: pd.Series) -> np.ndarray:
     pos = pd.to_numeric(pd.Series(y_pos), errors="coerce").to_numpy()
     neg = pd.to_numeric(pd.Series(y_neg), errors="coerce").to_numpy()
     return (~np.isnan(pos)) & (~np.isnan(neg)) & (pos != neg)
+
+
+SIDE_COLUMNS = (
+    "accept_pos_ci_low",
+    "accept_pos_ci_high",
+    "accept_neg_ci_low",
+    "accept_neg_ci_high",
+    "odds_ratio",
+    "odds_ratio_ci_low",
+    "odds_ratio_ci_high",
+    "relative_risk",
+    "relative_risk_ci_low",
+    "relative_risk_ci_high",
+)
+
+
+def side_counts(y_pos: pd.Series, y_neg: pd.Series) -> tuple[int, int, int, int]:
+    """The unpaired 2x2 table over each side's parsable responses: (x+ accepted, x+ rejected,
+    x- accepted, x- rejected)."""
+    pos, neg = _numeric(y_pos), _numeric(y_neg)
+    pos, neg = pos[~np.isnan(pos)], neg[~np.isnan(neg)]
+    a, c = int((pos == 1).sum()), int((neg == 1).sum())
+    return a, len(pos) - a, c, len(neg) - c
+
+
+def side_statistics(y_pos: pd.Series, y_neg: pd.Series, confidence: float = 0.95) -> dict[str, float]:
+    """The two sides as independent groups, each over its parsable responses (N: ``n_pos``, ``n_neg``
+    of :func:`acceptance_difference`): Wilson intervals of the acceptance rates, the odds ratio and
+    the relative risk of acceptance on x+ against x-, with intervals (NaN where undefined)."""
+    a, b, c, d = side_counts(y_pos, y_neg)
+    values = (
+        *wilson_interval(a, a + b, confidence),
+        *wilson_interval(c, c + d, confidence),
+        *odds_ratio(a, b, c, d, confidence),
+        *relative_risk(a, b, c, d, confidence),
+    )
+    return dict(zip(SIDE_COLUMNS, (float(v) for v in values)))

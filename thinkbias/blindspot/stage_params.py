@@ -10,7 +10,13 @@ from dataclasses import asdict, dataclass
 
 import pandas as pd
 
+from thinkbias.blindspot.clusters import LAST_STAGE_RULES
+
 BOUNDARIES = ("paper", "exact")
+# thinkbias.stats.mcnemar.CORRECTIONS, repeated: that module loads scipy.stats
+MCNEMAR_CORRECTIONS = ("statsmodels", "floored")
+# the significance test of a stage: McNemar's paired test (the paper's), or Fisher's exact test of the unpaired table
+TESTS = ("mcnemar", "fisher")
 # the paper's stage-0 inputs per cluster (stages of 200, 400, 800, ... inputs over 10 clusters)
 PAPER_K0 = 20
 
@@ -29,10 +35,20 @@ class StageParams:
     exact_below: int = 25
     early_stopping: bool = True
     boundary: str = "paper"
+    last_stage: str = "all_inputs"
+    mcnemar_correction: str = "statsmodels"
+    test: str = "mcnemar"
+    bonferroni: bool = True
 
     def __post_init__(self) -> None:
-        if self.boundary not in BOUNDARIES:
-            raise ValueError(f"stages.boundary must be one of {', '.join(BOUNDARIES)}, got '{self.boundary}'")
+        for key, allowed in (
+            ("boundary", BOUNDARIES),
+            ("last_stage", LAST_STAGE_RULES),
+            ("mcnemar_correction", MCNEMAR_CORRECTIONS),
+            ("test", TESTS),
+        ):
+            if getattr(self, key) not in allowed:
+                raise ValueError(f"stages.{key} must be one of {', '.join(allowed)}, got '{getattr(self, key)}'")
 
     def as_dict(self) -> dict:
         return asdict(self)

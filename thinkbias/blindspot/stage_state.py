@@ -9,8 +9,7 @@ import pandas as pd
 
 from thinkbias.blindspot.calls import pairs_from_responses
 from thinkbias.blindspot.clusters import StagePlan, stage_plan
-from thinkbias.blindspot.stages import StageParams, concept_tests
-from thinkbias.stats.sequential import bonferroni_level
+from thinkbias.blindspot.stages import StageParams, concept_tests, stage_alpha
 
 
 @dataclass(frozen=True)
@@ -39,8 +38,8 @@ def stage_state(
     the clusters and the responses gathered so far."""
     active = entry["next_active"]
     params = StageParams(**stage_params)
-    plan = stage_plan(clusters, stage, k0, max_stages)
+    plan = stage_plan(clusters, stage, k0, max_stages, params.last_stage)
     entered = entry["entered"] + [len(active)]
     pairs = pairs_from_responses(responses)
-    tests = concept_tests(pairs, active, plan, bonferroni_level(params.alpha, entered), params)
+    tests = concept_tests(pairs, active, plan, stage_alpha(params, entered), params)
     return StageState(stage, active, entered, params, plan, pairs, tests)

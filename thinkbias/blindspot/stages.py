@@ -3,14 +3,18 @@
 One stage, for the concepts active at its entry:
 
 1. McNemar's test on the paired decisions (exact below 25 discordant pairs, corrected chi-square
-   above), at the Bonferroni level ``alpha_s = alpha / sum_{j<=s} n_j``;
+   above, statsmodels' form by default), at the Bonferroni level ``alpha_s = alpha / sum_{j<=s} n_j``;
 2. not the last stage: futility drop when b + c >= 25 and the conditional power is below 0.01;
 3. every stage: the variation verbalization filter over the flipped pairs (a pair counts as
    verbalized when either side's response cites the concept); drop at a rate >= 0.3;
 4. not the last stage: efficacy stop, flagging a concept whose p is below the O'Brien-Fleming
-   threshold at information fraction t_s; the last stage flags p below its own threshold (the
-   same rule at t_s: alpha_s when all inputs are used, stricter when the last stage covers 99% of
-   them or is cut short by ``max_stages``).
+   threshold at information fraction t_s (a flag is final); the last stage flags p below its own
+   threshold (the same rule at t_s: alpha_s when all inputs are used, stricter when the last stage
+   is cut short by ``max_stages`` or, under ``last_stage = "coverage"``, covers 99% of them).
+
+As in the paper's code, a stage covering 99% of the inputs or more but not all runs neither step 2
+nor the efficacy stop of step 4 (:attr:`StagePlan.early_checks`); the next stage, on every input,
+is the last (:func:`thinkbias.blindspot.clusters.stage_plan`).
 
 The efficacy threshold is the paper's (``boundary = "paper"``: the two-sided spending value
 ``2 (1 - Phi(z_{1-alpha_s/2} / sqrt(t_s)))``, both tails together, used as the look's nominal level)
@@ -31,11 +35,12 @@ import numpy as np
 import pandas as pd
 
 from thinkbias.blindspot.clusters import StagePlan, nearest_members, stage_plan, stage_schedule
-from thinkbias.blindspot.effect import acceptance_difference, flipped, paired_counts
+from thinkbias.blindspot.effect import acceptance_difference, flipped, paired_counts, side_counts, side_statistics
 from thinkbias.blindspot.stage_params import BOUNDARIES, StageParams
 from thinkbias.blindspot.tables import cost_table
 from thinkbias.stats.group_sequential import exact_obrien_fleming_thresholds
 from thinkbias.stats.mcnemar import mcnemar_test
+from thinkbias.stats.proportions import fisher_test
 from thinkbias.stats.sequential import bonferroni_level, is_futile, obrien_fleming_threshold
 
 STATUSES = ("continue", "futile", "verbalized", "flagged", "not_significant")
@@ -85,24 +90,35 @@ def baseline_filter(verdicts: pd.DataFrame, concept_ids: list[str], threshold: f
 def concept_tests(
     pairs: pd.DataFrame, concept_ids: list[str], plan: StagePlan, alpha_s: float, params: StageParams
 ) -> pd.DataFrame:
-    """Steps 1 and 2 of a stage: McNemar p, thresholds, effect size, and the futility check.
+    """Steps 1 and 2 of a stage: the p-value, thresholds, effect size, per-side statistics, and the
+    futility check.
 
     ``pairs``: ``concept_id, input_id, y_pos, y_neg`` (1 accept, 0 reject, NaN unparsable) for the
     stage's inputs. Returns one row per concept; ``threshold`` is what its p is compared with at
     this stage (the efficacy threshold ``alpha_obf``, or ``alpha_s`` at a last stage without early
-    stopping, a single test).
+    stopping, a single test; 0 where no efficacy stop is checked). ``params.test`` picks McNemar's
+    test or Fisher's exact test of the unpaired table; the futility check is McNemar's either way.
     """
     alpha_obf = efficacy_threshold(alpha_s, plan, params.boundary)
-    threshold = alpha_obf if params.early_stopping else (alpha_s if plan.is_last else 0.0)
+    if plan.is_last:
+        threshold = alpha_obf if params.early_stopping else alpha_s
+    else:
+        # 0: no efficacy stop here (without early stopping, or at a stage covering 99% but not all inputs)
+        threshold = alpha_obf if params.early_stopping and plan.early_checks else 0.0
     rows = []
     by_concept = {cid: sub for cid, sub in pairs.groupby("concept_id", sort=False)}
     empty = pairs.iloc[:0]
     for cid in concept_ids:
         sub = by_concept.get(cid, empty)
         cells = paired_counts(sub["y_pos"], sub["y_neg"])
-        test = mcnemar_test(cells["b"], cells["c"], params.exact_below)
+        if params.test == "fisher":
+            p_value, log10_p = fisher_test(*side_counts(sub["y_pos"], sub["y_neg"]))
+            method = "fisher"
+        else:
+            test = mcnemar_test(cells["b"], cells["c"], params.exact_below, params.mcnemar_correction)
+            p_value, log10_p, method = test.p_value, test.log10_p, test.method
         futile, cp = False, None
-        if not plan.is_last and params.early_stopping:
+        if plan.early_checks and not plan.is_last and params.early_stopping:
             futile, cp = is_futile(
                 cells["b"],
                 cells["c"],
@@ -113,8 +129,10 @@ def concept_tests(
                 params.futility_min_discordant,
                 params.n_simulations,
                 params.power_seed,
+                params.exact_below,
+                params.mcnemar_correction,
             )
-        eff = acceptance_difference(sub["y_pos"], sub["y_neg"])
+        eff = {**acceptance_difference(sub["y_pos"], sub["y_neg"]), **side_statistics(sub["y_pos"], sub["y_neg"])}
         rows.append(
             {
                 "stage": plan.stage,
@@ -124,9 +142,9 @@ def concept_tests(
                 "is_last": plan.is_last,
                 "n_pairs": int(len(sub)),
                 **cells,
-                "p_value": test.p_value,
-                "log10_p_value": test.log10_p,
-                "test": test.method,
+                "p_value": p_value,
+                "log10_p_value": log10_p,
+                "test": method,
                 "alpha_s": alpha_s,
                 "alpha_obf": alpha_obf,
                 "threshold": threshold,
@@ -177,7 +195,7 @@ def decide(tests: pd.DataFrame, pairs: pd.DataFrame, verdicts: pd.DataFrame, par
             status = "verbalized"
         elif row["is_last"]:
             status = "flagged" if row["p_value"] < row["threshold"] else "not_significant"
-        elif params.early_stopping and row["p_value"] < row["threshold"]:
+        elif row["p_value"] < row["threshold"]:
             status = "flagged"
         else:
             status = "continue"
@@ -194,6 +212,12 @@ def decide(tests: pd.DataFrame, pairs: pd.DataFrame, verdicts: pd.DataFrame, par
     return out
 
 
+def stage_alpha(params: StageParams, entered_per_stage: list[int]) -> float:
+    """The stage's significance level: Bonferroni over every (concept, stage) test so far
+    (:func:`bonferroni_level`), or ``params.alpha`` itself with ``bonferroni`` off."""
+    return bonferroni_level(params.alpha, entered_per_stage) if params.bonferroni else float(params.alpha)
+
+
 def run_stage(
     pairs: pd.DataFrame,
     verdicts: pd.DataFrame,
@@ -203,7 +227,7 @@ def run_stage(
     params: StageParams,
 ) -> pd.DataFrame:
     """One full stage on complete outcome tables (pairs and verdicts already known)."""
-    alpha_s = bonferroni_level(params.alpha, entered_per_stage)
+    alpha_s = stage_alpha(params, entered_per_stage)
     stage_pairs = pairs[pairs["input_id"].isin(set(plan.input_ids)) & pairs["concept_id"].isin(concept_ids)]
     tests = concept_tests(stage_pairs, concept_ids, plan, alpha_s, params)
     return decide(tests, stage_pairs, verdicts, params)
@@ -302,7 +326,7 @@ def run_staged(
     Responses are counted as if generated lazily: each stage adds 2 target calls per active concept
     and new input, and judges only new flipped pairs (2 calls each).
     """
-    plans = stage_schedule(members, k0, max_stages)
+    plans = stage_schedule(members, k0, max_stages, params.last_stage)
     s0, base, base_table = _baseline_step(plans[0], baseline, concept_ids, params)
     active = base_table.loc[base_table["kept"], "concept_id"].tolist()
     verdicts = outcomes[["concept_id", "input_id", "verbalized_pos", "verbalized_neg"]]

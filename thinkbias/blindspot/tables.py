@@ -7,6 +7,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from thinkbias.blindspot.effect import SIDE_COLUMNS
+
 FLAGGED_COLUMNS = [
     "model",
     "task",
@@ -19,6 +21,7 @@ FLAGGED_COLUMNS = [
     "accept_neg",
     "n_pos",
     "n_neg",
+    *SIDE_COLUMNS,
     "b",
     "c",
     "n",
@@ -55,6 +58,9 @@ def flagged_table(
         return pd.DataFrame(columns=FLAGGED_COLUMNS)
     if "threshold" not in flagged.columns:  # stage tables written before the column existed
         flagged["threshold"] = np.where(flagged["is_last"], flagged["alpha_s"], flagged["alpha_obf"])
+    for col in SIDE_COLUMNS:  # stage tables written before the per-side statistics existed
+        if col not in flagged.columns:
+            flagged[col] = np.nan
     if "log10_p_value" not in flagged.columns:  # stage tables written before the column existed
         flagged["log10_p_value"] = np.log10(flagged["p_value"].astype(float))
     titles = concepts.set_index("concept_id")["title"]

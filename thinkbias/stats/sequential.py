@@ -66,27 +66,28 @@ def conditional_power(
     n_simulations: int = 50_000,
     seed: int = 0,
     exact_below: int = 25,
+    correction: str = "statsmodels",
 ) -> float:
     """Monte Carlo conditional power "assuming the current effect continues".
 
     The unused inputs are expected to add ``n_rem`` discordant pairs (:func:`remaining_discordant`);
     each simulation draws ``b_rem ~ Binomial(n_rem, b / (b + c))``, ``c_rem = n_rem - b_rem`` and tests
-    ``(b + b_rem, c + c_rem)`` with McNemar's test. The power is the share of simulations with
-    ``p < alpha`` (the stage's Bonferroni level, not the O'Brien-Fleming one).
+    ``(b + b_rem, c + c_rem)`` with McNemar's test (chi-square form ``correction``). The power is the
+    share of simulations with ``p < alpha`` (the stage's Bonferroni level, not the O'Brien-Fleming one).
     """
     n_disc = b + c
     if n_disc == 0:
         return 0.0
     n_rem = remaining_discordant(b, c, n_stage, n_total)
     if n_rem == 0:
-        return float(mcnemar_test(b, c, exact_below).p_value < alpha)
+        return float(mcnemar_test(b, c, exact_below, correction).p_value < alpha)
     rng = np.random.default_rng(seed)
     b_rem = rng.binomial(n_rem, b / n_disc, size=n_simulations)
     # at most n_rem + 1 distinct draws: test each once and weight by its count
     counts = np.bincount(b_rem, minlength=n_rem + 1)
     values = np.flatnonzero(counts)
     counts = counts[values]
-    p = mcnemar_p_vector(b + values, c + (n_rem - values), exact_below)
+    p = mcnemar_p_vector(b + values, c + (n_rem - values), exact_below, correction)
     return float(counts[p < alpha].sum() / n_simulations)
 
 
@@ -100,6 +101,8 @@ def is_futile(
     min_discordant: int = 25,
     n_simulations: int = 50_000,
     seed: int = 0,
+    exact_below: int = 25,
+    correction: str = "statsmodels",
 ) -> tuple[bool, float | None]:
     """Futility stop: only with at least ``min_discordant`` discordant pairs, drop the concept when
     its conditional power is below ``power_floor``. Returns (futile, conditional power or None when
@@ -112,5 +115,5 @@ def is_futile(
     """
     if b + c < min_discordant or remaining_discordant(b, c, n_stage, n_total) == 0:
         return False, None
-    cp = conditional_power(b, c, n_stage, n_total, alpha, n_simulations, seed)
+    cp = conditional_power(b, c, n_stage, n_total, alpha, n_simulations, seed, exact_below, correction)
     return cp < power_floor, cp
