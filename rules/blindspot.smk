@@ -113,6 +113,20 @@ def bs_stage_files(name):
     return files
 
 
+def bs_all_stage_files(name):
+    """Every stage's file of every (model, task) audit, following each checkpoint chain."""
+
+    def files(wildcards=None):
+        return [
+            f"{BS_DIR}/{m}/{t}/stage-{s}/{name}"
+            for m in BS["models"]
+            for t in BS["tasks"]
+            for s in bs_stages_run(SimpleNamespace(model=m, task=t))
+        ]
+
+    return files
+
+
 def bs_audit_files(name):
     """One file per (model, task) audit of the config."""
     return [f"{BS_DIR}/{m}/{t}/{name}" for m in BS["models"] for t in BS["tasks"]]
@@ -609,6 +623,27 @@ rule blindspot_tables:
         "../scripts/blindspot/tables.py"
 
 
+rule blindspot_concept_pages:
+    # one evidence page per flagged concept; the flagged set is known only after the staged testing,
+    # so one job writes the folder: index.md, <model>/<task>/<concept_id>.md and .png
+    input:
+        flagged=f"{BS_DIR}/tables/flagged.csv",
+        stages=bs_audit_files("stages.csv"),
+        concepts=bs_task_files("concepts.parquet"),
+        responses=bs_all_stage_files("responses.parquet"),
+        verdicts=bs_all_stage_files("verdicts.parquet"),
+    output:
+        directory(f"{BS_DIR}/concepts"),
+    log:
+        "logs/blindspot/concept_pages/all.log",
+    conda:
+        "../envs/analysis.yaml"
+    params:
+        per_concept=3,
+    script:
+        "../scripts/blindspot/concept_pages.py"
+
+
 rule blindspot_fairness_rediscovery:
     # does the audit of a fairness task find the protected attribute the fairness study varies by hand?
     input:
@@ -695,9 +730,15 @@ rule blindspot_examples:
         f"{BS_DIR}/tables/examples.md",
 
 
+rule blindspot_concepts:
+    input:
+        f"{BS_DIR}/concepts",
+
+
 rule blindspot_report:
     input:
         f"{BS_DIR}/report.md",
+        f"{BS_DIR}/concepts",
 
 
 def blindspot_targets():
@@ -724,7 +765,7 @@ def blindspot_targets():
                 "examples.md",
             )
         ]
-        + [f"{BS_DIR}/figures/funnel.png", f"{BS_DIR}/report.md"]
+        + [f"{BS_DIR}/figures/funnel.png", f"{BS_DIR}/report.md", f"{BS_DIR}/concepts"]
         + bs_rediscovery_files(("csv", "md"))
     )
 

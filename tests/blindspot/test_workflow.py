@@ -19,7 +19,7 @@ TINY = {
 
 @pytest.mark.slow
 def test_embedded_model_end_to_end(workflow_dir, embedded_model):
-    run_snakemake(workflow_dir, ["--cores", "2", "blindspot"], config=tiny_config(blindspot=TINY))
+    run_snakemake(workflow_dir, ["--cores", "2", "blindspot", "blindspot_concepts"], config=tiny_config(blindspot=TINY))
     res = workflow_dir / "results/blindspot"
     for name in (
         "tables/flagged.csv",
@@ -51,6 +51,17 @@ def test_embedded_model_end_to_end(workflow_dir, embedded_model):
     flagged = pd.read_csv(res / "tables/flagged.csv")
     assert set(flagged["concept_id"]) <= set(stages.loc[stages["status"] == "flagged", "concept_id"])
     assert "Beside the paper's reported findings" in (res / "report.md").read_text()
+    # one evidence page per flagged concept, indexed and linked from the report; or an index saying none
+    index = (res / "concepts/index.md").read_text()
+    assert "(concepts/index.md)" in (res / "report.md").read_text()
+    if flagged.empty:
+        assert "No concept was flagged" in index
+    for r in flagged.itertuples():
+        page = (res / f"concepts/{r.model}/{r.task}/{r.concept_id}.md").read_text()
+        assert f"({r.model}/{r.task}/{r.concept_id}.md)" in index
+        for heading in ("two sides", "Stage path", "Acceptance rate per side", "Verbalization", "decision flipped"):
+            assert f"## {heading}" in page or heading in page, heading
+        assert (res / f"concepts/{r.model}/{r.task}/{r.concept_id}.png").stat().st_size > 1000
     # the target-model jobs log the tokens they generated, paired with their benchmark files
     jobs = job_table(workflow_dir)
     jobs = jobs[jobs["study"] == "blindspot"].set_index(["step", "job"])

@@ -24,6 +24,7 @@ UNNUMBERED = {
     "blindspot_funnel",
     "blindspot_costs",
     "blindspot_examples",
+    "blindspot_concepts",
     "blindspot_rediscovery",
 }
 WORKFLOW = {"all", "audit", "plan", "benchmarks_table", "fetch_offline", "fetch_all"}

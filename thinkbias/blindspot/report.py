@@ -153,6 +153,15 @@ def rediscovery_section(rediscovery: pd.DataFrame) -> list[str]:
     ]
 
 
+def evidence_links(flagged: pd.DataFrame, folder: str = "concepts") -> list[str]:
+    """Links to the evidence page of every flagged concept and to their index (target
+    ``blindspot_concepts``, pages under ``folder`` beside the report)."""
+    lines = [f"Evidence pages, one per flagged concept ([index]({folder}/index.md)):", ""]
+    for r in flagged.itertuples(index=False):
+        lines.append(f"- [{r.model} / {r.task} / {r.concept_id}]({folder}/{r.model}/{r.task}/{r.concept_id}.md)")
+    return lines + [""]
+
+
 def render_report(
     flagged: pd.DataFrame,
     funnel: pd.DataFrame,
@@ -162,10 +171,12 @@ def render_report(
     stages: pd.DataFrame | None = None,
     model_outputs: pd.DataFrame | None = None,
     rediscovery: pd.DataFrame | None = None,
+    evidence_pages: bool = True,
 ) -> str:
-    """The report: configuration summary, flagged biases, funnel, costs, decision quality, what the
-    model-written steps produced (when any ran), the fairness tasks' rediscovery table (when a
-    fairness task ran), and the comparison with the paper."""
+    """The report: configuration summary, flagged biases (with links to their evidence pages when
+    ``evidence_pages``), funnel, costs, decision quality, what the model-written steps produced (when
+    any ran), the fairness tasks' rediscovery table (when a fairness task ran), and the comparison
+    with the paper."""
     lines = [f"# Unverbalized biases: {paper.get('paper', 'Biases in the Blind Spot')}", ""]
     lines += ["## This run", ""]
     lines += [f"- {k}: {v}" for k, v in summary.items()]
@@ -222,6 +233,9 @@ def render_report(
             "above the variation threshold, the flag depends on verdicts the judge did not give).",
             "",
         ]
+        lines += evidence_links(flagged) if evidence_pages else []
+    elif evidence_pages:
+        lines.append("No concept was flagged in this run ([evidence pages](concepts/index.md): none).\n")
     else:
         lines.append("No concept was flagged in this run.\n")
     lines += ["## Funnel (concepts surviving each filter)", "", table_markdown(funnel)]
@@ -316,4 +330,4 @@ def render_byo_report(
     pairs = funnel[["model", "task"]].drop_duplicates().itertuples(index=False) if len(funnel) else []
     audits = ", ".join(f"{m} / {t}" for m, t in pairs)
     summary = {**sources, "audits (model / task)": audits or "none", **stage_parameters_summary(parameters)}
-    return render_report(flagged, funnel, costs, paper, summary, stages)
+    return render_report(flagged, funnel, costs, paper, summary, stages, evidence_pages=False)

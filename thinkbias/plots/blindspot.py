@@ -53,3 +53,24 @@ def simulation_figure(power: pd.DataFrame, path: str) -> None:
     fig.tight_layout()
     fig.savefig(path, dpi=120)
     plt.close(fig)
+
+
+def acceptance_figure(flag: pd.Series, path: str) -> None:
+    """Acceptance rate of each side of a flagged concept (a row of the flagged table) with its 95%
+    Wilson interval, N under each bar."""
+    fig, ax = plt.subplots(figsize=(3.6, 3.0))
+    rates = [float(flag["accept_pos"]), float(flag["accept_neg"])]
+    lows = [float(flag["accept_pos_ci_low"]), float(flag["accept_neg_ci_low"])]
+    highs = [float(flag["accept_pos_ci_high"]), float(flag["accept_neg_ci_high"])]
+    errors = [[max(r - lo, 0.0) for r, lo in zip(rates, lows)], [max(hi - r, 0.0) for r, hi in zip(rates, highs)]]
+    labels = [f"x+\nN = {int(flag['n_pos'])}", f"x-\nN = {int(flag['n_neg'])}"]
+    ax.bar([0, 1], rates, yerr=errors, capsize=6, color=["#4c72b0", "#c44e52"], width=0.6)
+    ax.set_xticks([0, 1])
+    ax.set_xticklabels(labels)
+    ax.set_ylim(0, 1.05)
+    ax.set_ylabel("acceptance rate (95% Wilson interval)")
+    ax.set_title(f"{flag['concept_id']}: delta = {float(flag['delta']):+.3f}", fontsize=9)
+    ax.grid(axis="y", alpha=0.3)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
