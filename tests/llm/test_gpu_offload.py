@@ -138,3 +138,14 @@ def test_the_embedder_refuses_it_too_and_the_cpu_entry_still_loads(spec, llama_c
     with open_engine(spec, None, n_threads=1) as engine:  # gpus: 0, n_gpu_layers 0: not checked
         assert engine.llm.n_vocab() > 0
     assert [call["n_gpu_layers"] for call in llama_calls] == [0]
+
+
+def test_an_entry_with_cpu_fallback_runs_on_the_cpu_where_no_gpu_is_found(spec, llama_calls):
+    """``extra.cpu_fallback`` (a cluster test's stand-in GPU): the job still declares its GPU, and the
+    model loads on the CPU instead of stopping."""
+    from thinkbias.llm.llamacpp import LlamaCppEngine
+
+    cpu_only()
+    fallback = replace(spec, gpus=1, extra={**spec.extra, "cpu_fallback": True})
+    LlamaCppEngine(fallback, None, n_threads=1).close()
+    assert len(llama_calls) == 1

@@ -148,6 +148,8 @@ def gpu_registry(workdir: Path) -> Path:
     entry = copy.deepcopy(registry["smollm2-135m"])
     entry.pop("source", None)  # its weights are linked below, not downloaded
     entry["gpus"] = 1
+    # the GPU is a stand-in GRES: the model runs on the CPU instead of stopping for want of a GPU backend
+    entry["extra"] = {**(entry.get("extra") or {}), "cpu_fallback": True}
     entry["description"] = "the embedded SmolLM2-135M GGUF, declared to need one GPU (SLURM test)"
     registry[GPU_MODEL] = entry
     path = workdir / "test-models.yaml"

@@ -170,8 +170,9 @@ def loaded_backends() -> list[Backend]:
 def require_gpu_offload(spec: ModelSpec) -> None:
     """Stop a model whose entry asks for a GPU (``gpus`` >= 1 or a nonzero ``extra.n_gpu_layers``)
     before it loads, when this llama.cpp has no GPU device to offload to
-    (``thinkbias.llm.gpu_offload.check_gpu_offload``); a CPU entry passes without a look."""
-    if not asks_for_gpu(spec.gpus, spec.extra):
+    (``thinkbias.llm.gpu_offload.check_gpu_offload``); a CPU entry passes without a look, and so does
+    one with ``extra.cpu_fallback`` (a stand-in GPU in a cluster test)."""
+    if not asks_for_gpu(spec.gpus, spec.extra) or spec.extra.get("cpu_fallback"):
         return
     import llama_cpp
 
