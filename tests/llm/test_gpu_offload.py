@@ -140,12 +140,13 @@ def test_the_embedder_refuses_it_too_and_the_cpu_entry_still_loads(spec, llama_c
     assert [call["n_gpu_layers"] for call in llama_calls] == [0]
 
 
-def test_an_entry_with_cpu_fallback_runs_on_the_cpu_where_no_gpu_is_found(spec, llama_calls):
+def test_an_entry_with_cpu_fallback_runs_on_the_cpu_where_no_gpu_is_found(spec):
     """``extra.cpu_fallback`` (a cluster test's stand-in GPU): the job still declares its GPU, and the
-    model loads on the CPU instead of stopping."""
-    from thinkbias.llm.llamacpp import LlamaCppEngine
+    load check lets the model through to the CPU instead of stopping."""
+    from thinkbias.llm.llamacpp_backends import require_gpu_offload
 
     cpu_only()
-    fallback = replace(spec, gpus=1, extra={**spec.extra, "cpu_fallback": True})
-    LlamaCppEngine(fallback, None, n_threads=1).close()
-    assert len(llama_calls) == 1
+    asks = replace(spec, gpus=1, extra={**spec.extra, "n_gpu_layers": -1})
+    with pytest.raises(GpuOffloadUnavailable):
+        require_gpu_offload(asks)
+    require_gpu_offload(replace(asks, extra={**asks.extra, "cpu_fallback": True}))
