@@ -62,13 +62,30 @@ for _model_id, _entry in quantized_models().items():
             "../envs/awq.yaml"
         threads: 8
         resources:
-            gpu=1,
+            gpu=gpus_for(_model_id),  # an entry that runs without a GPU (vllm-cpu) is quantized without one
             mem_mb=120000,
             runtime=240,
         params:
             settings={k: v for k, v in _entry["quantize"].items() if k not in ("from", "method")},
         script:
             "../scripts/models/quantize_awq.py"
+
+
+rule awq_calibration:
+    input:
+        raw="resources/raw/mmlu/mmlu.jsonl",
+    output:
+        "resources/calibration/mmlu-{n_lines}.txt",
+    log:
+        "logs/models/calibration/mmlu-{n_lines}.log",
+    wildcard_constraints:
+        n_lines=r"[1-9][0-9]*",
+    conda:
+        "../envs/data.yaml"
+    params:
+        manifest=config["manifest"],  # the raw file is verified against it before it is read
+    script:
+        "../scripts/models/awq_calibration.py"
 
 
 def converted_models():

@@ -11,13 +11,21 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parents[2]
-SCRIPTS = sorted((REPO / "benchmarks").glob("*.py"))
+# scripts whose tiny run needs what a workflow test builds run there, on it (script -> that test)
+RUN_BY_TEST = {"compare_vllm_cpu_awq": "tests/workflow/test_vllm_cpu_awq_run.py"}  # the AWQ checkpoint
+SCRIPTS = sorted(p for p in (REPO / "benchmarks").glob("*.py") if p.stem not in RUN_BY_TEST)
 # run on the converted snapshot of the embedded model
 NEEDS_VLLM = {"bench_vllm_cpu", "bench_probe_waves", "bench_startup"}
 
 
 def test_benchmarks_are_found():
     assert SCRIPTS, "no benchmark scripts in benchmarks/"
+
+
+@pytest.mark.parametrize("script, test", RUN_BY_TEST.items())
+def test_a_benchmark_left_to_a_workflow_test_is_run_there_with_tiny_sizes(script: str, test: str):
+    assert (REPO / "benchmarks" / f"{script}.py").is_file()
+    assert f"benchmarks/{script}.py" in (text := (REPO / test).read_text()) and '"--tiny"' in text
 
 
 @pytest.mark.slow

