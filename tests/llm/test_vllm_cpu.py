@@ -311,7 +311,7 @@ def test_bf16_with_an_fp32_head_resolves_probes_and_agrees_with_fp32(vllm_engine
     req = Request.chat(QUESTIONS[2] + " Think first.", prefill=arm_prefill(spec, "think"))
     trace = " The engineer works full time, and engineers usually earn well, so the answer is"
     with open_engine(spec, None) as bf16:
-        assert bf16.build_info()["dtype"] == "bfloat16"
+        assert bf16.build_info()["dtype"] == "bfloat16" and bf16.build_info()["quantization"] == "none"
         n = bf16.count_tokens(trace)
         cuts = list(range(0, n + 1, max(1, n // 8)))
         probes = bf16.probe(req, trace, cuts, CUE, YES_NO)

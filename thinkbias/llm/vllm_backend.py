@@ -378,6 +378,7 @@ class VllmEngine(CachedEngine):
             "version": info.get("vllm_version", "unknown"),
             "device": info.get("device", "unknown"),
             "dtype": engine_kwargs(self.spec)["dtype"],
+            "quantization": info.get("quantization", "unknown"),
         }
 
     def close(self) -> None:

@@ -104,6 +104,8 @@ class InProcessRunner:
             "eos_token": getattr(self.tokenizer, "eos_token", "") or "",
             "vllm_version": getattr(vllm, "__version__", "unknown"),
             "device": device_type(),
+            # the method vLLM resolved from the checkpoint (awq, awq_marlin, ...), not the registry's claim
+            "quantization": str(getattr(self.llm.llm_engine.model_config, "quantization", None) or "none"),
         }
         self.calls: list[int] = []
 

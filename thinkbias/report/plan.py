@@ -661,13 +661,18 @@ def preparation_table(
 ) -> pd.DataFrame:
     """One row per job that prepares a local model's weights: the manifest's ``fetch``, a pinned
     download ``weights_<id>`` (hours at ``download_mb_per_s``), ``quantize_<id>`` on its GPUs
-    (``quantize_hours`` each; the source's download is its own row) or a GGUF ``convert_<id>`` on the CPU."""
+    (``quantize_hours`` each; the source's download is its own row; an entry with ``gpus: 0`` is
+    quantized on the CPU and costs no GPU-hours) or a GGUF ``convert_<id>`` on the CPU."""
     rows = []
     studies = {s: config[s] for s in STUDY_ROWS if config.get(s, {}).get("enabled")}
     for model in prepared_models(studies, registry):
         entry = registry[model]
+        if "quantize" in entry and int(entry.get("gpus", 1)) == 0:  # quantized on the CPU: no GPU-hours
+            row = {"model": model, "job": quantize_rule(model), "size_gb": None, "gpus": 0}
+            rows.append({**row, "hours": None, "gpu_hours": 0.0})
+            continue
         if "quantize" in entry:
-            gpus = max(1, int(entry.get("gpus", 1)))
+            gpus = int(entry.get("gpus", 1))
             rows.append(
                 {
                     "model": model,
@@ -702,14 +707,15 @@ def preparation_markdown(table: pd.DataFrame) -> str:
     """The model-preparation section of the plan, with its totals."""
     if table.empty:
         return "## Model preparation\n\nNo local model weights to prepare.\n"
-    downloads = table[table["gpus"] == 0]
+    downloads = table[(table["job"] == "fetch") | table["job"].str.startswith("weights_")]
+    quantizations = table[table["job"].str.startswith("quantize_")]
     return "\n".join(
         [
             "## Model preparation",
             "",
             markdown_table(table),
             f"Downloads: {len(downloads)} ({downloads['size_gb'].sum():.1f} GB); quantizations: "
-            f"{int((table['gpus'] > 0).sum())} ({table['gpu_hours'].sum():.1f} GPU-hours).",
+            f"{len(quantizations)} ({quantizations['gpu_hours'].sum():.1f} GPU-hours).",
             "",
         ]
     )
