@@ -67,6 +67,14 @@ def bs_stage_params(stages=None):
     return {k: v for k, v in (stages or BS["stages"]).items() if k not in ("k0", "max_stages")}
 
 
+def bs_clusters(wildcards):
+    """The cluster table a target model's stages draw from: the task's, or the kept inputs' when the
+    baseline-variance prefilter is on."""
+    if BS["prefilter"]["enabled"]:
+        return f"{BS_DIR}/{wildcards.model}/{wildcards.task}/prefilter_clusters.parquet"
+    return f"{BS_DIR}/{wildcards.task}/clusters.parquet"
+
+
 def bs_entry(wildcards):
     """What enters stage s: the baseline filter for s = 0, else stage s-1's decision."""
     s = int(wildcards.stage)
@@ -146,13 +154,22 @@ def blindspot_job_metrics(wildcards=None):
     files = [f"{JOB_METRICS}/blindspot/{step}/{t}.json" for step in steps for t in BS["tasks"]]
     for m in BS["models"]:
         for t in BS["tasks"]:
-            files += [f"{JOB_METRICS}/blindspot/{step}/{m}/{t}.json" for step in ("baseline", "baseline_judge")]
+            steps = ("prefilter",) * BS["prefilter"]["enabled"] + ("baseline", "baseline_judge")
+            files += [f"{JOB_METRICS}/blindspot/{step}/{m}/{t}.json" for step in steps]
             for s in bs_stages_run(SimpleNamespace(model=m, task=t)):
                 files += [
                     f"{JOB_METRICS}/blindspot/{step}/{m}/{t}/stage-{s}.json"
                     for step in ("stage_respond", "stage_judge")
                 ]
     return files
+
+
+def bs_prefilter_summary():
+    pre = BS["prefilter"]
+    if not pre["enabled"]:
+        return "off"
+    keep = f"the {pre['max_inputs']} of highest variance kept" if pre["max_inputs"] else "every input kept"
+    return f"on ({pre['responses_per_input']} responses per input, {keep})"
 
 
 def bs_summary():
@@ -164,6 +181,7 @@ def bs_summary():
         "curated concepts": ", ".join(BS["curated"]["ids"]),
         "generated concepts": "on (" + BS["hypothesis"]["model"] + ")" if BS["hypothesis"]["enabled"] else "off",
         "quality filter": "on" if BS["quality"]["enabled"] else "off",
+        "input prefilter": bs_prefilter_summary(),
         "verbalization judge": BS["verbalization"]["judge"]
         + (f" ({BS['verbalization']['model']})" if BS["verbalization"]["judge"] == "autorater" else ""),
         "forced decisions": "on (counted per concept as n_forced)" if BS["target"]["force_decision"] else "off",
@@ -386,10 +404,41 @@ rule blindspot_quality:
 # ---------------------------------------------------------------- per target model: baseline and stages
 
 
-rule blindspot_baseline:
+rule blindspot_prefilter:
     input:
         inputs=f"{BS_DIR}/{{task}}/inputs.parquet",
         clusters=f"{BS_DIR}/{{task}}/clusters.parquet",
+        prompt=bs_task_prompt,
+        job=f"{BS_PROMPTS}/job_description.txt",
+        weights=BS_TARGET_ROLE.weights,
+    output:
+        responses=f"{BS_DIR}/{{model}}/{{task}}/prefilter_responses.parquet",
+        table=f"{BS_DIR}/{{model}}/{{task}}/prefilter.csv",
+        clusters=f"{BS_DIR}/{{model}}/{{task}}/prefilter_clusters.parquet",
+        metrics=f"{JOB_METRICS}/blindspot/prefilter/{{model}}/{{task}}.json",
+    log:
+        "logs/blindspot/prefilter/{model}/{task}.log",
+    benchmark:
+        "results/benchmarks/blindspot/prefilter/{model}/{task}.tsv"
+    conda:
+        BS_TARGET_ROLE.env
+    threads: BS_TARGET_ROLE.threads
+    resources:
+        gpu=BS_TARGET_ROLE.gpus,
+    params:
+        **BS_TARGET_ROLE.params,
+        task="{task}",
+        responses_per_input=BS["prefilter"]["responses_per_input"],
+        max_inputs=BS["prefilter"]["max_inputs"],
+        force_decision=BS["target"]["force_decision"],
+    script:
+        "../scripts/blindspot/prefilter.py"
+
+
+rule blindspot_baseline:
+    input:
+        inputs=f"{BS_DIR}/{{task}}/inputs.parquet",
+        clusters=bs_clusters,
         prompt=bs_task_prompt,
         job=f"{BS_PROMPTS}/job_description.txt",
         weights=BS_TARGET_ROLE.weights,
@@ -452,7 +501,7 @@ rule blindspot_stage_respond:
         entry=bs_entry,
         previous=bs_previous("responses.parquet"),
         variations=f"{BS_DIR}/{{task}}/variations.parquet",
-        clusters=f"{BS_DIR}/{{task}}/clusters.parquet",
+        clusters=bs_clusters,
         prompt=bs_task_prompt,
         job=f"{BS_PROMPTS}/job_description.txt",
         weights=BS_TARGET_ROLE.weights,
@@ -485,7 +534,7 @@ rule blindspot_stage_judge:
         responses=f"{BS_DIR}/{{model}}/{{task}}/stage-{{stage}}/responses.parquet",
         previous=bs_previous("verdicts.parquet"),
         concepts=f"{BS_DIR}/{{task}}/concepts.parquet",
-        clusters=f"{BS_DIR}/{{task}}/clusters.parquet",
+        clusters=bs_clusters,
         inputs=f"{BS_DIR}/{{task}}/inputs.parquet",
         task_prompt=bs_task_prompt,
         job=f"{BS_PROMPTS}/job_description.txt",
@@ -520,7 +569,7 @@ checkpoint blindspot_stage_decide:
         entry=bs_entry,
         responses=f"{BS_DIR}/{{model}}/{{task}}/stage-{{stage}}/responses.parquet",
         verdicts=f"{BS_DIR}/{{model}}/{{task}}/stage-{{stage}}/verdicts.parquet",
-        clusters=f"{BS_DIR}/{{task}}/clusters.parquet",
+        clusters=bs_clusters,
     output:
         decision=f"{BS_DIR}/{{model}}/{{task}}/stage-{{stage}}/decision.json",
         tests=f"{BS_DIR}/{{model}}/{{task}}/stage-{{stage}}/tests.csv",
@@ -639,7 +688,7 @@ rule blindspot_concept_pages:
     conda:
         "../envs/analysis.yaml"
     params:
-        per_concept=3,
+        per_concept=BS["examples_per_concept"],
     script:
         "../scripts/blindspot/concept_pages.py"
 

@@ -269,6 +269,24 @@ def test_blindspot_stages_follow_the_schedule():
     # the paper's sizes, 10 clusters, k0 = 20: 20, 40, 80, 160, 320 per cluster (loan: 250 per cluster)
     assert [blindspot_stages(n, 10, 20, None) for n in (1336, 2500, 1500)] == [4, 5, 4]
     assert blindspot_stages(2500, 10, 20, 2) == 2 and blindspot_stages(3, 10, 20, None) == 1
+    # a stage covering 99% but not all: the default adds the stage on every input, `coverage` stops there
+    # (2,020 inputs in 10 clusters of 202, k0 = 25: 250, 500, 1,000, 2,000, then 2,020)
+    assert blindspot_stages(2020, 10, 25, None) == 5
+    assert blindspot_stages(2020, 10, 25, None, "coverage") == 4
+
+
+def test_the_prefilter_adds_its_responses_and_the_stages_use_the_kept_inputs(tmp_path: Path):
+    prefilter = {"enabled": True, "responses_per_input": 5, "max_inputs": 4}
+    config = {**CONFIG, "blindspot": {**CONFIG["blindspot"], "prefilter": prefilter}}
+    table = plan_table(config, REGISTRY, _settings(), cache_dir=tmp_path)
+    pre, base, var = (_row(table, "api", f"loan-{step}") for step in ("prefilter", "baseline", "variations"))
+    assert pre["requests"] == 5 * 10 and pre["jobs"] == 1
+    assert base["requests"] == 0  # served from the prefilter's first responses
+    assert (
+        var["requests"] == 2 * 2 * 4 and var["jobs"] == blindspot_stages(4, 2, 2, None) == 1
+    )  # k0 x 2 clusters = 4: one stage
+    off = plan_table(CONFIG, REGISTRY, _settings(), cache_dir=tmp_path)
+    assert "loan-prefilter" not in set(off["arm_or_mode"])
 
 
 def test_a_probe_pass_prefills_half_a_cached_block_plus_the_cue_on_vllm(tmp_path: Path):

@@ -345,33 +345,49 @@ def position_rows(section: dict, truncation_share: float = 1.0, shard_size: int 
     return rows
 
 
-def blindspot_stages(n_inputs: int, n_clusters: int, k0: int, max_stages: int | None) -> int:
+def blindspot_stages(
+    n_inputs: int, n_clusters: int, k0: int, max_stages: int | None, last_stage: str = "all_inputs"
+) -> int:
     """Stages of the staged procedure (``thinkbias.blindspot.clusters.stage_schedule``: stage s tests
-    the ``k0 * 2**s`` nearest members of every cluster, up to 99% of the inputs) on ``n_inputs``
-    spread evenly over ``n_clusters``: a lower bound, as uneven clusters take more stages."""
+    the ``k0 * 2**s`` nearest members of every cluster until the ``last_stage`` rule ends it) on
+    ``n_inputs`` spread evenly over ``n_clusters``: a lower bound, as uneven clusters take more stages."""
     clusters = max(1, min(n_clusters, n_inputs))
     members = pd.DataFrame(
         [{"input_id": str(i), "cluster": i % clusters, "rank": i // clusters} for i in range(n_inputs)],
         columns=["input_id", "cluster", "rank"],
     )
-    return len(stage_schedule(members, k0, max_stages))
+    return len(stage_schedule(members, k0, max_stages, last_stage))
 
 
 def blindspot_rows(section: dict, shard_size: int = DEFAULT_SHARD_SIZE) -> list[dict]:
     """Baseline responses plus both sides of every concept on every input of the last stage
     (exhaustive testing); the staged procedure stops most concepts early (``early_stopping``).
     One baseline job per model and task, one job per stage (:func:`blindspot_stages`); the rules do
-    not shard them, so ``shard_size`` is unused."""
+    not shard them, so ``shard_size`` is unused. With the input prefilter on, its responses come first
+    (``responses_per_input`` per input), the stages use the kept inputs and the baseline is served
+    from the prefilter's cache."""
     rows = []
     concepts = max(
         len(section["curated"]["ids"]), section["hypothesis"]["min_concepts"] if section["hypothesis"]["enabled"] else 0
     )
     stages = section["stages"]
+    prefilter = section.get("prefilter", {})
     for task in section["tasks"]:
         n_inputs = section["n_inputs_by_task"].get(task) or section["n_inputs"]
-        n_stages = blindspot_stages(n_inputs, section["n_clusters"], stages["k0"], stages.get("max_stages"))
+        steps = []
+        if prefilter.get("enabled"):  # every input answered responses_per_input times; the stages use the kept
+            steps.append(("prefilter", prefilter["responses_per_input"] * n_inputs, False, 1))
+            n_inputs = min(n_inputs, prefilter.get("max_inputs") or n_inputs)
+        n_stages = blindspot_stages(
+            n_inputs,
+            section["n_clusters"],
+            stages["k0"],
+            stages.get("max_stages"),
+            stages.get("last_stage", "all_inputs"),
+        )
+        baseline = 0 if prefilter.get("enabled") else n_inputs  # the prefilter's first responses are the baseline's
+        steps += [("baseline", baseline, False, 1), ("variations", 2 * concepts * n_inputs, True, n_stages)]
         for model in section["models"]:
-            steps = (("baseline", n_inputs, False, 1), ("variations", 2 * concepts * n_inputs, True, n_stages))
             for step, requests, stops, jobs in steps:
                 mode = f"{task}-{step}"
                 rows.append(
