@@ -8,7 +8,7 @@ from scipy.stats import fisher_exact
 from statsmodels.stats.contingency_tables import Table2x2
 from statsmodels.stats.proportion import proportion_confint
 
-from thinkbias.stats.proportions import odds_ratio, relative_risk, wilson_interval
+from thinkbias.stats.proportions import fisher_log10_p, fisher_test, odds_ratio, relative_risk, wilson_interval
 
 
 @pytest.mark.parametrize(("k", "n"), [(0, 5), (2, 3), (5, 5), (37, 120), (600, 1000), (1, 2500)])
@@ -44,3 +44,20 @@ def test_degenerate_tables():
     assert all(math.isnan(v) for v in relative_risk(4, 1, 0, 5))
     rr, lo, hi = relative_risk(0, 5, 2, 3)
     assert rr == 0.0 and math.isnan(lo)
+
+
+@pytest.mark.parametrize("table", [(12, 5, 3, 14), (30, 10, 10, 30), (1, 9, 11, 3), (50, 0, 0, 50), (7, 7, 7, 7)])
+def test_fisher_log10_p_matches_scipy_where_p_is_a_double(table):
+    p = fisher_exact([[table[0], table[1]], [table[2], table[3]]]).pvalue
+    assert fisher_test(*table)[0] == pytest.approx(min(1.0, p), rel=1e-12)
+    assert fisher_log10_p(*table) == pytest.approx(math.log10(min(1.0, p)), abs=1e-9)
+
+
+def test_fisher_log10_p_stays_finite_where_p_underflows():
+    """[[n, 0], [0, n]]: the two extreme tables are the only ones as unlikely, p = 2 / C(2n, n)
+    (hand-worked with lgamma), 10^-359 at n = 600, below the smallest double."""
+    n = 600
+    expected = (math.log(2) - (math.lgamma(2 * n + 1) - 2 * math.lgamma(n + 1))) / math.log(10)
+    p, log10_p = fisher_test(n, 0, 0, n)
+    assert p == 0.0 and expected < -350
+    assert log10_p == pytest.approx(expected, abs=1e-6)

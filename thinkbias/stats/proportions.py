@@ -58,9 +58,30 @@ def relative_risk(a: int, b: int, c: int, d: int, confidence: float = 0.95) -> t
     return estimate, math.exp(math.log(estimate) - half), math.exp(math.log(estimate) + half)
 
 
+# scipy's two-sided Fisher test sums the tables no more likely than the observed one, within this
+# relative tolerance (so tables tied with it in exact arithmetic are not lost to rounding)
+FISHER_TIE_TOLERANCE = 1e-7
+
+
 def fisher_test(a: int, b: int, c: int, d: int) -> tuple[float, float]:
     """Two-sided Fisher's exact test of the table [[a, b], [c, d]] (``scipy.stats.fisher_exact``):
-    (p, log10 p); log10 p is -inf where p underflows a double."""
-    p = float(stats.fisher_exact([[a, b], [c, d]]).pvalue)
-    p = min(1.0, p)
-    return p, (math.log10(p) if p > 0 else -math.inf)
+    (p, log10 p). log10 p is computed in log space (hypergeometric log-probabilities summed with
+    logsumexp, the same tables scipy sums), so it stays finite where p underflows a double."""
+    p = min(1.0, float(stats.fisher_exact([[a, b], [c, d]]).pvalue))
+    if p > 1e-300:
+        return p, math.log10(p)
+    return p, fisher_log10_p(a, b, c, d)
+
+
+def fisher_log10_p(a: int, b: int, c: int, d: int) -> float:
+    """log10 of the two-sided Fisher p of [[a, b], [c, d]]: the log-sum of the probabilities of the
+    tables with the observed margins that are no more likely than the observed one."""
+    import numpy as np
+    from scipy.special import logsumexp
+
+    total, row, col = a + b + c + d, a + b, a + c
+    xs = np.arange(max(0, col - (total - row)), min(row, col) + 1)
+    log_pmf = stats.hypergeom.logpmf(xs, total, row, col)
+    observed = stats.hypergeom.logpmf(a, total, row, col)
+    keep = log_pmf <= observed + math.log1p(FISHER_TIE_TOLERANCE)
+    return min(0.0, float(logsumexp(log_pmf[keep])) / math.log(10.0))
