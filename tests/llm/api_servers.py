@@ -1,7 +1,8 @@
 """Real HTTP servers on 127.0.0.1 that misbehave the way APIs do: answer with scripted statuses,
 ``Retry-After`` headers and bodies (JSON, or raw text such as an HTML page), echo the request's
-``Authorization`` header back, or accept a connection and never answer. Each runs in a thread of
-the test process and records what it received."""
+``Authorization`` header back, write a reply byte by byte as the test scripts it (a body longer
+than promised, or cut off before its end), or accept a connection and never answer. Each runs in a
+thread of the test process and records what it received."""
 
 from __future__ import annotations
 
@@ -95,6 +96,51 @@ class ScriptedApi:
         return f"http://127.0.0.1:{self.port}/v1"
 
     def __enter__(self) -> "ScriptedApi":
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+class RawHttpApi:
+    """``POST /v1/chat/completions`` answered by ``send(n, write)`` for the n-th request: it writes
+    the raw HTTP reply, status line and headers included, then the connection is closed. A client
+    that hangs up half-way ends the reply quietly; ``sent[n]`` counts the bytes written."""
+
+    def __init__(self, send: Callable[[int, Callable[[bytes], None]], None]):
+        self.send, self.sent = send, []
+        api = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self):  # noqa: N802 - http.server's name
+                self.rfile.read(int(self.headers.get("Content-Length") or 0))
+                n = len(api.sent)
+                api.sent.append(0)
+
+                def write(data: bytes) -> None:
+                    self.wfile.write(data)
+                    api.sent[n] += len(data)
+
+                try:
+                    api.send(n, write)
+                except (BrokenPipeError, ConnectionResetError):
+                    pass
+                self.close_connection = True
+
+            def log_message(self, *args):
+                pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.port = self.server.server_address[1]
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}/v1"
+
+    def __enter__(self) -> "RawHttpApi":
         self.thread.start()
         return self
 

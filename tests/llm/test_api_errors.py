@@ -114,7 +114,26 @@ def test_a_retry_after_beyond_the_retry_budget():
     assert info.type is ApiRetriesExhausted
     assert "1 attempts in " in text and "last error: HTTP 429: You exceeded your current quota." in text
     assert re.search(
-        r"; not retried: the server asked to wait 30 s \(Retry-After\), more than the [45]\.\d s left of "
+        r"; not retried: the server asked to wait 30.0 s \(Retry-After\), more than the [45]\.\d s left of "
         r"the retry budget \(extra\.retry_budget_s 5\)$",
+        text,
+    ), text
+
+
+def test_durations_in_messages_are_rounded_to_a_tenth_of_a_second(caplog):
+    """``retry-after-ms`` waits were printed as the server sent them (``4.80607 s``, ``0.41 s``)."""
+
+    def respond(n, headers):
+        wait_ms = "412.345" if n == 0 else "4806.07"
+        return 429, {"retry-after-ms": wait_ms}, {"error": {"message": "slow down"}}
+
+    with caplog.at_level("WARNING", logger="thinkbias"):
+        text, api, info = failure(respond, retry_budget_s=3, max_retries=4)
+    assert len(api.received) == 2
+    [wait] = [r.message for r in caplog.records if "retrying in" in r.message]
+    assert "attempt 1/5 failed (HTTP 429: slow down); retrying in 0.4 s (Retry-After)" in wait, wait
+    assert re.search(
+        r": 2 attempts in 0\.\d s failed .*; not retried: the server asked to wait 4\.8 s \(Retry-After\), more than "
+        r"the 2\.\d s left of the retry budget \(extra\.retry_budget_s 3\)$",
         text,
     ), text

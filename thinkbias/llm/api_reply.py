@@ -13,6 +13,24 @@ never cached: ``empty_reply`` says what is missing and the backend raises ``ApiE
 its retry policy retries like a 5xx; when every attempt comes back empty the request fails loudly
 (``ApiRetriesExhausted``). A reply cut off by its token budget before any text
 (``finish_reason: length``) is a result like any other truncated reply and is kept.
+
+``read_reply`` reads the body itself, streamed and capped, before any of this: a body that stops
+before its end (the connection closed, a read timeout) raises ``ApiCutOffReply`` saying how many
+bytes arrived; a body longer than its request's token limit allows raises ``ApiOversizedReply`` as
+soon as it is known, without holding the rest. Both are retried like a 5xx and never cached.
+
+The size limit, ``reply_byte_limit``: ``max_tokens * BYTES_PER_TOKEN + REPLY_ALLOWANCE_BYTES``.
+``max_tokens`` (or ``max_completion_tokens``) bounds every generated token, reasoning included,
+for OpenAI's reasoning models, vLLM, llama.cpp and today's DeepSeek API. Real text averages about
+4 bytes per token; the longest tokens of byte-level BPE vocabularies are runs of spaces or
+punctuation of about a hundred bytes (SmolLM2's longest, a newline and 80 spaces, is 81 bytes);
+JSON escaping (``\\uXXXX``) makes non-ASCII text two to three times longer. 256 bytes per token
+holds a reply made wholly of the longest tokens, or of escaped CJK text, with room to spare. The
+fixed 1 MiB covers the JSON around the text (ids, usage, a score's ``top_logprobs``, a server's
+timings) and a chain of thought that an API does not count in ``max_tokens``
+(``deepseek-reasoner`` before 2025-08: up to 32K tokens, about 130 kB). So a reply to
+``max_tokens: 16`` may hold about 1 MB and one to 8192 tokens about 3 MB: far above any real
+reply, far below a runaway one.
 """
 
 from __future__ import annotations
@@ -25,6 +43,8 @@ from thinkbias.llm.redact import redact
 REPLY_TEXT_START = 200  # characters of a refusal quoted in messages
 BODY_START = 200  # characters of a reply body quoted in messages
 HTML_HINT = "api_base should be the API's base URL, which for most servers ends in /v1"
+BYTES_PER_TOKEN = 256  # bound on the JSON text of one generated token (module docstring)
+REPLY_ALLOWANCE_BYTES = 1 << 20  # JSON envelope, logprobs, reasoning not counted in max_tokens
 
 
 class ApiEmptyReply(RuntimeError):
@@ -35,6 +55,70 @@ class ApiBadReply(RuntimeError):
     """The server answered a successful status with something that is not a chat completion."""
 
 
+class ApiBrokenReply(RuntimeError):
+    """The body of a reply did not arrive as a whole reply to its request (retryable)."""
+
+
+class ApiCutOffReply(ApiBrokenReply):
+    """The body stopped before its end: the connection closed or went silent half-way."""
+
+
+class ApiOversizedReply(ApiBrokenReply):
+    """The body is longer than any reply to its request's token limit can be."""
+
+
+def reply_byte_limit(max_tokens: int) -> int:
+    """The most bytes a reply body to a request of ``max_tokens`` may hold (module docstring)."""
+    return max(0, max_tokens) * BYTES_PER_TOKEN + REPLY_ALLOWANCE_BYTES
+
+
+def reply_origin(raw) -> str:
+    """``HTTP <status> from <method> <url>`` of the openai client's raw response ``raw``."""
+    return f"HTTP {raw.status_code} from {raw.method} {raw.url}"
+
+
+def declared_length(raw) -> int | None:
+    """The reply's ``Content-Length`` in bytes, or None when it sends none (or a bad one)."""
+    try:
+        return int(raw.headers["content-length"])
+    except (KeyError, TypeError, ValueError):
+        return None
+
+
+def read_reply(raw, max_tokens: int) -> str:
+    """The body of ``raw`` (the openai client's streamed response of a 2xx reply) as text, read
+    chunk by chunk up to ``reply_byte_limit(max_tokens)``: ``ApiOversizedReply`` as soon as the
+    body (or its ``Content-Length``) passes the limit, ``ApiCutOffReply`` when it stops before its
+    end, each naming the bytes that arrived."""
+    limit = reply_byte_limit(max_tokens)
+    where = reply_origin(raw)
+    allowed = (
+        f"the {limit:,} bytes a reply to max_tokens {max_tokens:,} may hold "
+        f"({BYTES_PER_TOKEN} bytes per token + {REPLY_ALLOWANCE_BYTES:,})"
+    )
+    declared = declared_length(raw)
+    if declared is not None and declared > limit:
+        raise ApiOversizedReply(
+            f"{where}: the reply is {declared:,} bytes long (Content-Length), more than {allowed}; refused unread"
+        )
+    body = bytearray()
+    try:
+        for chunk in raw.iter_bytes():
+            body += chunk
+            if len(body) > limit:
+                raise ApiOversizedReply(
+                    f"{where}: {len(body):,} bytes received and the reply not ended, more than {allowed}; refused"
+                )
+    except ApiOversizedReply:
+        raise
+    except Exception as err:  # noqa: BLE001 - whatever stopped the body (closed, timed out), it is cut off
+        arrived = getattr(raw.http_response, "num_bytes_downloaded", len(body))
+        of = f" of {declared:,}" if declared is not None else ""
+        cause = redact(f"{type(err).__name__}: {err}")
+        raise ApiCutOffReply(f"{where}: the reply was cut off after {arrived:,}{of} bytes ({cause})") from None
+    return body.decode("utf-8", errors="replace")
+
+
 def body_start(text: str, limit: int = BODY_START) -> str:
     """The start of a reply body for a message: redacted first (a key is never cut in two and
     missed), runs of whitespace as one space, cut to ``limit`` characters, in quotes."""
@@ -42,13 +126,12 @@ def body_start(text: str, limit: int = BODY_START) -> str:
     return f"'{flat[:limit]}'" + ("..." if len(flat) > limit else "")
 
 
-def chat_completion(raw):
-    """The ``ChatCompletion`` in ``raw`` (the openai client's raw response of a 2xx reply), or
-    ``ApiBadReply`` / ``ApiEmptyReply`` saying what the body holds instead."""
+def chat_completion(raw, text: str):
+    """The ``ChatCompletion`` in ``text``, the body of ``raw`` (the openai client's raw response of
+    a 2xx reply), or ``ApiBadReply`` / ``ApiEmptyReply`` saying what the body holds instead."""
     from openai.types.chat import ChatCompletion
 
-    text = raw.text
-    where = f"HTTP {raw.status_code} from {raw.method} {raw.url}"
+    where = reply_origin(raw)
     try:
         data = json.loads(text)
     except ValueError as err:

@@ -22,7 +22,11 @@ llama.cpp or vLLM server), for reasoning APIs and autoraters.
   comes back empty. A 2xx reply that is not a chat completion (not JSON, an HTML page) fails at
   once (``ApiRequestFailed``); every error names the model, the URL, the HTTP status and the start
   of the body (redacted), and a stop before the retries are spent says why (a ``Retry-After``
-  past the budget).
+  past the budget). Durations in messages are rounded to 0.1 s.
+- A reply body is streamed and read with a cap (``api_reply.read_reply``): one longer than its
+  request's ``max_tokens`` allows (``api_reply.reply_byte_limit``: 256 bytes per token + 1 MiB)
+  is refused as soon as it passes the limit, and one cut off half-way says how many bytes arrived;
+  both are retried, then fail naming the bytes, and are never cached.
 - Scoring uses ``logprobs`` + ``top_logprobs`` with ``max_tokens=1`` where the server supports it
   (``extra.supports_logprobs``, default true). Probing prefixes needs token-level prompts, which chat
   APIs do not offer: it raises ``NotImplementedError`` (probe on a llamacpp or vllm model).
@@ -43,9 +47,11 @@ from typing import Callable, TypeVar
 
 from thinkbias.llm.api_reply import (
     ApiBadReply,
+    ApiBrokenReply,
     ApiEmptyReply,
     chat_completion,
     empty_reply,
+    read_reply,
     reasoning_text,
     status_error_text,
 )
@@ -129,8 +135,9 @@ def make_client(spec: ModelSpec):
     if spec.api_key_env:
         key = os.environ.get(spec.api_key_env)
         if not key:
+            state = "is not set" if key is None else "is set but empty"
             raise RuntimeError(
-                f"model '{spec.id}': environment variable {spec.api_key_env} is not set "
+                f"model '{spec.id}': environment variable {spec.api_key_env} {state} "
                 "(API keys are read only from the environment)"
             )
         register_secret(key)
@@ -151,11 +158,11 @@ def attempt_timeout(policy: RetryPolicy, seconds: float):
 
 
 def is_retryable(err: BaseException) -> bool:
-    """429/408/409, 5xx, timeouts, connection failures and empty replies are worth retrying; other
-    errors are not."""
+    """429/408/409, 5xx, timeouts, connection failures, empty, cut-off and oversized replies are
+    worth retrying; other errors are not."""
     import openai
 
-    if isinstance(err, ApiEmptyReply):
+    if isinstance(err, (ApiEmptyReply, ApiBrokenReply)):
         return True
     if isinstance(err, (openai.APITimeoutError, openai.APIConnectionError)):
         return True
@@ -191,13 +198,18 @@ def backoff_delay(attempt: int, base_s: float, max_s: float, rng: random.Random)
     return min(max_s, base_s * (2**attempt)) * (0.5 + 0.5 * rng.random())
 
 
+def duration(value: float) -> str:
+    """A duration for messages, rounded to 0.1 s (``4.8 s``, ``30.0 s``)."""
+    return f"{value:.1f} s"
+
+
 def describe_error(err: BaseException, timeout_s: float | None = None) -> str:
     """A short redacted account of an API error (status and message, or the timeout)."""
     import openai
 
     if isinstance(err, openai.APITimeoutError):
-        return f"no reply within {timeout_s:g} s (timeout)" if timeout_s else "timeout"
-    if isinstance(err, (ApiEmptyReply, ApiBadReply)):
+        return f"no reply within {duration(timeout_s)} (timeout)" if timeout_s else "timeout"
+    if isinstance(err, (ApiEmptyReply, ApiBadReply, ApiBrokenReply)):
         return redact(str(err))
     if isinstance(err, openai.APIStatusError):
         return status_error_text(err)
@@ -212,10 +224,10 @@ def budget_stop(err: BaseException | None, policy: RetryPolicy, elapsed_s: float
     asked = None if err is None else retry_after_s(err)
     if asked is not None:
         return (
-            f"not retried: the server asked to wait {asked:g} s (Retry-After), more than the {left:.1f} s left "
-            f"of the retry budget ({budget})"
+            f"not retried: the server asked to wait {duration(asked)} (Retry-After), more than the {duration(left)} "
+            f"left of the retry budget ({budget})"
         )
-    return f"not retried: the next backoff wait would end past the retry budget ({left:.1f} s left of {budget})"
+    return f"not retried: the next backoff wait would end past the retry budget ({duration(left)} left of {budget})"
 
 
 def with_retries(
@@ -247,19 +259,19 @@ def with_retries(
         )
 
     def before_sleep(state) -> None:
-        seconds = state.next_action.sleep
+        wait_s = state.next_action.sleep
         if on_wait:
-            on_wait(seconds)
+            on_wait(wait_s)
         err = state.outcome.exception()
         source = "Retry-After" if retry_after_s(err) is not None else "backoff"
         log.warning(
-            "model '%s' at %s: attempt %d/%d failed (%s); retrying in %s s (%s)",
+            "model '%s' at %s: attempt %d/%d failed (%s); retrying in %s (%s)",
             spec.id,
             api_url(spec),
             state.attempt_number,
             policy.max_retries + 1,
             describe_error(err, timeouts[-1]),
-            f"{round(seconds, 2):g}",
+            duration(wait_s),
             source,
         )
 
@@ -284,7 +296,7 @@ def with_retries(
     except RetryError as err:
         elapsed, last = time.monotonic() - start, err.last_attempt.exception()
         failure = (
-            f"{err.last_attempt.attempt_number} attempts in {elapsed:.1f} s failed "
+            f"{err.last_attempt.attempt_number} attempts in {duration(elapsed)} failed "
             f"(extra.max_retries {policy.max_retries}, extra.retry_budget_s {policy.retry_budget_s:g}, "
             f"extra.timeout_s {policy.timeout_s:g}); last error: {describe_error(last, timeouts[-1])}"
         )
@@ -371,6 +383,14 @@ def chat_kwargs(spec: ModelSpec, request: Request) -> dict:
     return kw
 
 
+TOKEN_PARAMS = ("max_completion_tokens", "max_tokens")
+
+
+def token_limit(kw: dict) -> int:
+    """The token limit of a request's ``chat.completions.create`` keywords (``chat_kwargs``)."""
+    return int(next(kw[k] for k in TOKEN_PARAMS if k in kw))
+
+
 def generation_from_response(spec: ModelSpec, request: Request, resp) -> Generation:
     """A ``Generation`` from a chat completion (``reasoning_content`` -> thinking, ``content`` -> answer)."""
     choice = resp.choices[0]
@@ -440,13 +460,16 @@ class OpenAIEngine(CachedEngine):
         self._count(retry_wait_s=seconds)
 
     def _create(self, kw: dict, answer: bool = False):
-        """One chat completion under the retry policy, counted in ``stats``. ``answer``: the reply
-        must hold an answer (``empty_reply``); an empty one is counted and retried, never returned."""
+        """One chat completion under the retry policy, counted in ``stats``, its body read with the
+        cap of ``read_reply`` (an oversized or cut-off body is retried, never returned). ``answer``:
+        the reply must hold an answer (``empty_reply``); an empty one is counted and retried."""
 
         def call(timeout):
-            raw = self.client.chat.completions.with_raw_response.create(**kw, timeout=timeout)
+            create = self.client.chat.completions.with_streaming_response.create
+            with create(**kw, timeout=timeout) as raw:  # the body is read by read_reply, capped
+                text = read_reply(raw, token_limit(kw))
             try:
-                resp = chat_completion(raw)
+                resp = chat_completion(raw, text)
                 why = empty_reply(resp.choices[0]) if answer else None
                 if why is not None:
                     raise ApiEmptyReply(why)
@@ -492,7 +515,7 @@ class OpenAIEngine(CachedEngine):
             raise NotImplementedError(f"model '{self.spec.id}': this API does not return logprobs, so it cannot score")
         n_top = int(self.spec.extra.get("top_logprobs", 20))
         kw = chat_kwargs(self.spec, request)
-        token_param = next(k for k in ("max_completion_tokens", "max_tokens") if k in kw)
+        token_param = next(k for k in TOKEN_PARAMS if k in kw)
         kw.update({token_param: 1, "temperature": 0.0, "logprobs": True, "top_logprobs": n_top})
         resp = self._create(kw)
         lp = resp.choices[0].logprobs
