@@ -41,7 +41,18 @@ config stops the run with one line per offending key: its path, its value and wh
 (known: ...)` or
 `config key 'position.runs[2].mode' = 'reasoning': model 'llama-3.1-8b-instruct-q4km' has thinking: none in
 config/models.yaml, so it has no think arm for mode 'reasoning' (...)`.
-A missing key takes its default.
+A missing key takes its default, and a list a study works through (its models, runs, tasks) takes
+at least one item: an empty one is refused at the check rather than left to fail a job.
+
+Every YAML file the workflow reads (config files, the registry, the data manifest, resource files)
+is refused when a mapping gives one key twice, with the file, the line and the key: YAML readers
+otherwise keep the last value silently, so a second `position:` section would drop the first's runs.
+Snakemake reads `--configfile` files itself before the workflow's own check runs: a duplicate key
+is reported by the workflow, but a file Snakemake cannot read at all (a tab in the indentation, an
+empty file) stops bare `snakemake` with its own message, which names no file ("Config file is not
+valid JSON or YAML", "Config file must be given as JSON or YAML with keys at top level").
+`python3 tb.py run --configfile FILE` checks the files first and names the file and the line
+(`python -m thinkbias.config_files --configfile FILE` does the same check alone).
 
 On the command line a top-level key is set as `snakemake --config shard_size=8`, a nested one by
 giving its section as a mapping: `--config fairness='{"n_records": 40}'` (merged into the section;
@@ -58,7 +69,13 @@ means.
 
 
 def type_name(node: dict) -> str:
-    """A short type label: ``integer``, ``string | null``, ``list of string``, ``one of a, b``."""
+    """A short type label: ``integer``, ``string | null``, ``list of string``, ``one of a, b``, with
+    the least number of items a list takes (``list of string (at least 1)``)."""
+    label = _type_label(node)
+    return f"{label} (at least {node['minItems']})" if "minItems" in node else label
+
+
+def _type_label(node: dict) -> str:
     if "enum" in node:
         return "one of " + ", ".join(str(v) for v in node["enum"])
     kind = node.get("type", "any")

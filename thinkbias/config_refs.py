@@ -142,10 +142,15 @@ def reference_errors(config: dict, registry: dict, registry_path: str | Path) ->
 
 def check_references(config: dict) -> None:
     """Read the registry the config names and raise ``ConfigError`` listing every error of
-    ``reference_errors`` (or naming the ``registry`` key when its file is missing)."""
+    ``reference_errors`` (or naming the ``registry`` key when its file is missing or cannot be read:
+    a duplicate or malformed id, a YAML error)."""
     path = Path(config["registry"])
     if not path.is_file():
         raise config_error([f"config key 'registry' = {str(path)!r}: no such file (from {Path.cwd()})"])
-    errors = reference_errors(config, read_registry(path), path)
+    try:
+        registry = read_registry(path)
+    except ValueError as err:
+        raise config_error([f"config key 'registry' = {str(path)!r}: {err}"]) from None
+    errors = reference_errors(config, registry, path)
     if errors:
         raise config_error(errors)

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -14,13 +15,17 @@ from typing import TYPE_CHECKING
 
 from thinkbias.data.checksums import is_sha256, malformed_sha256, normalized_sha256
 from thinkbias.llm.types import ModelSpec
-from thinkbias.yamlfile import read_yaml
+from thinkbias.yamlfile import read_mapping, read_yaml
 
 if TYPE_CHECKING:
     import jsonschema
 
 SCHEMA_PATH = Path(__file__).resolve().parents[2] / "config/schema/models.schema.yaml"
 BACKENDS = ("llamacpp", "vllm", "openai")
+# A model id names folders and files (resources/models/<id>/, results/.../<id>/...) and fills the
+# {model} wildcard; position runs are written <id>/<mode>. The schema's description states the same.
+MODEL_ID_PATTERN = r"[A-Za-z0-9][A-Za-z0-9._-]*"
+API_BASE_EXPECTED = "an http:// or https:// URL with a host, e.g. https://api.openai.com/v1"
 
 
 def load_entry_schema(path: str | Path = SCHEMA_PATH) -> dict:
@@ -56,6 +61,11 @@ def validate_entry(model_id: str, entry: dict, schema: dict | None = None) -> di
         for key, sub in props.items():
             if key in entry and "enum" in sub and entry[key] not in sub["enum"]:
                 raise ValueError(f"model '{model_id}': {key}={entry[key]!r} not in {sub['enum']}")
+        api_base = entry.get("api_base", "")
+        if not isinstance(api_base, str) or not re.search(props["api_base"]["pattern"], api_base):
+            raise ValueError(
+                f"model '{model_id}': registry key 'api_base' = {api_base!r}: expected {API_BASE_EXPECTED}"
+            )
         for i, f in enumerate(entry.get("files") or []):
             sha = f.get("sha256") if isinstance(f, dict) else None
             if sha is not None and not is_sha256(sha):
@@ -89,6 +99,8 @@ def entry_error_lines(err: jsonschema.ValidationError) -> list[str]:
     from thinkbias.config import error_lines, key_path, show_value
 
     path = list(err.absolute_path)
+    if err.validator == "pattern" and path == ["api_base"]:
+        return [f"registry key 'api_base' = {show_value(err.instance)}: expected {API_BASE_EXPECTED}"]
     if err.validator == "pattern" and path and path[-1] == "sha256":
         return [
             f"registry key '{key_path(path)}' = {show_value(err.instance)}: malformed registry value "
@@ -103,8 +115,25 @@ def extra_schema(schema: dict, backend: str) -> dict:
 
 
 def read_registry(registry_path: str | Path) -> dict:
-    """The whole registry as a dict (model id -> raw entry)."""
-    return read_yaml(registry_path) or {}
+    """The whole registry as a dict (model id -> raw entry).
+
+    Raises ``ValueError`` naming the file: for an id given twice (with its line), an empty file, or
+    ids that do not match ``MODEL_ID_PATTERN`` (see ``model_id_errors``)."""
+    registry = read_mapping(registry_path, "model registry")
+    errors = model_id_errors(registry)
+    if errors:
+        raise ValueError(f"{registry_path}: " + "; ".join(errors))
+    return registry
+
+
+def model_id_errors(registry: dict) -> list[str]:
+    """One line per registry id that is not text matching ``MODEL_ID_PATTERN``."""
+    return [
+        f"model id {model_id!r}: expected text matching ^{MODEL_ID_PATTERN}$ (letters, digits, '.', '_', '-'; "
+        "it names folders and files)"
+        for model_id in registry
+        if not isinstance(model_id, str) or not re.fullmatch(MODEL_ID_PATTERN, model_id)
+    ]
 
 
 def default_weights(model_id: str, entry: dict, base: Path) -> str:
