@@ -3,6 +3,7 @@ from snakemake.utils import min_version
 
 from thinkbias.audit.config import audited_config
 from thinkbias.config import validate_config
+from thinkbias.config_files import check_config_files
 from thinkbias.config_refs import check_references
 
 min_version("9.0")
@@ -11,6 +12,9 @@ min_version("9.0")
 configfile: "config/config.yaml"
 
 
+# Snakemake merged the config files already, keeping the last of a key given twice: read each again
+# so a duplicate key stops the run naming the file, the line and the key.
+check_config_files(workflow.configfiles)
 # One line per invalid key (path, value, what is expected); text values from --config are read by
 # the schema's types, and every model id a study runs must be in the registry.
 config.update(validate_config(config, "config/schema/config.schema.yaml"))

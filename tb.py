@@ -129,6 +129,9 @@ def main(argv: list[str]) -> int:
     setup()
     env = {**os.environ, "PATH": f"{VENV / 'bin'}{os.pathsep}{os.environ.get('PATH', '')}"}
     if argv[0] == "run":
+        # Snakemake refuses a config file with a tab or no keys without naming it: check them first
+        if subprocess.call([PY, "-m", "thinkbias.config_files", *argv[1:]], cwd=ROOT, env=env):
+            return 1
         return subprocess.call([PY, "-m", "snakemake", "--cores", "2", *argv[1:]], cwd=ROOT, env=env)
     if argv[0] == "test":
         # the suite starts about a thousand Python processes: with bytecode writes off, pytest rewrites

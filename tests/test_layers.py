@@ -24,7 +24,7 @@ PACKAGE = REPO / "thinkbias"
 # unit "thinkbias"); a module may import its own layer and the layers below it.
 LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("stand-alone", ("thinkbias", "build")),
-    ("foundations", ("config", "stats", "data", "markdown", "yamlfile", "lazy_imports", "models")),
+    ("foundations", ("config", "config_files", "stats", "data", "markdown", "yamlfile", "lazy_imports", "models")),
     ("engine", ("llm",)),
     ("shared by the studies", ("tasks", "plots")),
     ("studies", ("fairness", "position", "blindspot")),
