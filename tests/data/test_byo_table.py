@@ -94,3 +94,19 @@ def test_key_check_reports_failing_rows_by_key():
     table = pd.DataFrame({"id": ["a", "a", "b"], "kind": ["x", "y", "x"]})
     with pytest.raises(TableError, match=r"kind differs within an id: 2 of 3 rows; first: \('a'\) rows 1, 2$"):
         validate_table(table, schema, "t")
+
+
+@pytest.mark.parametrize("delimiter, name", [("\t", "tab"), (";", "semicolon")])
+def test_a_table_with_another_delimiter_says_so_not_missing_columns(tmp_path, delimiter, name):
+    path = tmp_path / "predictions.csv"
+    path.write_text(delimiter.join(["id", "score", "kind"]) + "\n" + delimiter.join(["1", "0.5", "a"]) + "\n")
+    with pytest.raises(TableError) as err:
+        validate_table(read_user_table(path, "predictions table"), SCHEMA, f"predictions table {path}")
+    message = str(err.value)
+    assert message.startswith(f"predictions table {path}: read as one column ")
+    assert f"the file looks {name}-separated, and a CSV table is comma-separated" in message
+    assert "missing column" not in message
+    # one column with no other delimiter in its header is read as it is
+    single = tmp_path / "single.csv"
+    single.write_text("id\n1\n")
+    assert read_user_table(single, "t")["id"].tolist() == ["1"]

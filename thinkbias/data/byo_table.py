@@ -22,6 +22,7 @@ import pandera.pandas as pa
 from pandera.errors import SchemaError, SchemaErrorReason, SchemaErrors
 
 SHOWN_VALUES = 5
+OTHER_DELIMITERS = {"\t": "tab", ";": "semicolon"}
 
 
 class TableError(ValueError):
@@ -78,7 +79,26 @@ def read_user_table(path: str | Path, what: str) -> pd.DataFrame:
         raise TableError(f"{what} {path}: cannot be read as {fmt}: {err}") from None
     if table.empty:
         raise TableError(f"{what} {path}: a header but no data rows")
+    if fmt == "csv":
+        _check_delimiter(table, path, what)
     return table
+
+
+def _check_delimiter(table: pd.DataFrame, path: Path, what: str) -> None:
+    """Refuse a CSV read as one column whose header is split by another delimiter (a tab-separated
+    or semicolon-separated file), which would otherwise surface as every column missing."""
+    if len(table.columns) != 1:
+        return
+    header = str(table.columns[0])
+    counts = {d: header.count(d) for d in OTHER_DELIMITERS}
+    found = max(counts, key=lambda d: counts[d])
+    if counts[found]:
+        name = OTHER_DELIMITERS[found]
+        raise TableError(
+            f"{what} {path}: read as one column {header!r}, whose header holds {counts[found]} {name} "
+            f"character(s): the file looks {name}-separated, and a CSV table is comma-separated; save it "
+            "with commas (or as Parquet or JSON Lines)"
+        )
 
 
 # ------------------------------------------------------------------ schema building blocks
