@@ -35,9 +35,8 @@ import argparse
 import statistics
 from pathlib import Path
 
-import yaml
-
 from thinkbias.llm.throughput import CLOCKS
+from thinkbias.yamlfile import read_yaml
 
 REPO = Path(__file__).resolve().parents[1]
 PROMPT = (
@@ -76,7 +75,7 @@ def empty_cache(eng) -> None:
 
 def study_depths() -> list[int]:
     """Every K the fairness study probes by default (rules/fairness.smk ``fairness_depths``)."""
-    fairness = yaml.safe_load((REPO / "config/config.yaml").read_text())["fairness"]
+    fairness = read_yaml(REPO / "config/config.yaml")["fairness"]
     return sorted(set(fairness["sensitivity_depths"]) | {fairness["depths"]})
 
 
