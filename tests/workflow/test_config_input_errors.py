@@ -110,7 +110,13 @@ def test_an_api_base_without_http_or_https_is_named_at_the_config_check(tmp_path
         f"invalid registry entry: registry key 'api_base' = {api_base!r}: expected an http:// or https:// URL "
         "with a host, e.g. https://api.openai.com/v1"
     ]
-    for good in ("", "http://127.0.0.1:8080/v1", "https://api.deepseek.com", "http://[::1]:8000/v1"):
+    for good in (
+        "",
+        "http://127.0.0.1:8080/v1",
+        "https://api.deepseek.com",
+        "http://[::1]:8000/v1",
+        "HTTPS://Api.Example.com",
+    ):
         entry = yaml.safe_load(api_entry("example-api", json.dumps(good)))["example-api"]
         assert validate_entry("example-api", entry)["api_base"] == good
 
