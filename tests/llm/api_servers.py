@@ -59,7 +59,40 @@ def api_registry(path: Path, url: str, model: str = "scripted-api", **extra) -> 
     return str(path)
 
 
-class ScriptedApi:
+class LocalServer:
+    """A ``ThreadingHTTPServer`` on a free port of 127.0.0.1, serving in a daemon thread while the
+    ``with`` block runs."""
+
+    def serve(self, handler: type[BaseHTTPRequestHandler]) -> None:
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+        self.port = self.server.server_address[1]
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}/v1"
+
+    def __enter__(self):
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+def cached_entries(cache_dir, model: str) -> int:
+    """Entries in ``model``'s request cache under ``cache_dir``."""
+    from thinkbias.llm.cache import RequestCache, cache_path
+
+    cache = RequestCache(cache_path(cache_dir, model))
+    try:
+        return cache.count()
+    finally:
+        cache.close()
+
+
+class ScriptedApi(LocalServer):
     """``POST /v1/chat/completions`` answered by ``respond(n, headers)`` for the n-th request (0-based)."""
 
     def __init__(self, respond: Callable[[int, dict], Reply]):
@@ -87,24 +120,10 @@ class ScriptedApi:
             def log_message(self, *args):  # keep the test output quiet
                 pass
 
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.port = self.server.server_address[1]
-        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
-
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self.port}/v1"
-
-    def __enter__(self) -> "ScriptedApi":
-        self.thread.start()
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.server.shutdown()
-        self.server.server_close()
+        self.serve(Handler)
 
 
-class RawHttpApi:
+class RawHttpApi(LocalServer):
     """``POST /v1/chat/completions`` answered by ``send(n, write)`` for the n-th request: it writes
     the raw HTTP reply, status line and headers included, then the connection is closed. A client
     that hangs up half-way ends the reply quietly; ``sent[n]`` counts the bytes written."""
@@ -132,21 +151,7 @@ class RawHttpApi:
             def log_message(self, *args):
                 pass
 
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.port = self.server.server_address[1]
-        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
-
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self.port}/v1"
-
-    def __enter__(self) -> "RawHttpApi":
-        self.thread.start()
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.server.shutdown()
-        self.server.server_close()
+        self.serve(Handler)
 
 
 def echo_authorization(status: int) -> Callable[[int, dict], Reply]:

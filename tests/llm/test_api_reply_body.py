@@ -13,9 +13,8 @@ from dataclasses import replace
 import pytest
 
 from tests.llm.api_job import run_job
-from tests.llm.api_servers import RawHttpApi, api_registry, completion
+from tests.llm.api_servers import RawHttpApi, api_registry, cached_entries, completion
 from thinkbias.llm import open_engine
-from thinkbias.llm.cache import RequestCache, cache_path
 from thinkbias.llm.openai_backend import ApiRetriesExhausted
 from thinkbias.llm.types import ModelSpec, Request, Sampling
 
@@ -59,14 +58,6 @@ def runaway(n, write) -> None:
     """60 MB of content, a MB at a time, in a reply whose usage claims 20 tokens."""
     write(headers(None))
     send_chunked(write, [HEAD + b'"'] + [RUNAWAY_MB] * 60 + [b'"' + TAIL])
-
-
-def cached_entries(cache_dir, model: str) -> int:
-    cache = RequestCache(cache_path(cache_dir, model))
-    try:
-        return cache.count()
-    finally:
-        cache.close()
 
 
 def test_the_limit_is_256_bytes_per_token_and_a_mib():

@@ -11,10 +11,9 @@ import pytest
 from openai.types.chat import ChatCompletion
 
 from tests.llm.api_job import run_job
-from tests.llm.api_servers import ScriptedApi, api_registry, completion
+from tests.llm.api_servers import ScriptedApi, api_registry, cached_entries, completion
 from thinkbias.llm import open_engine
 from thinkbias.llm.api_reply import empty_reply
-from thinkbias.llm.cache import RequestCache, cache_path
 from thinkbias.llm.metrics import read_job_metrics
 from thinkbias.llm.openai_backend import ApiRetriesExhausted
 from thinkbias.llm.types import ModelSpec, Request, Sampling
@@ -26,14 +25,6 @@ API = ModelSpec(
     api_model="served",
     extra={"max_retries": 2, "backoff_s": 0.01, "max_concurrency": 1},
 )
-
-
-def cached_entries(cache_dir, model: str) -> int:
-    cache = RequestCache(cache_path(cache_dir, model))
-    try:
-        return cache.count()
-    finally:
-        cache.close()
 
 
 def test_content_null_fails_the_job_caches_nothing_and_the_rerun_asks_again(tmp_path):

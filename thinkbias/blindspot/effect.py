@@ -88,11 +88,7 @@ def flipped(y_pos: pd.Series, y_neg: pd.Series) -> np.ndarray:
     return (~np.isnan(pos)) & (~np.isnan(neg)) & (pos != neg)
 
 
-SIDE_COLUMNS = (
-    "accept_pos_ci_low",
-    "accept_pos_ci_high",
-    "accept_neg_ci_low",
-    "accept_neg_ci_high",
+RATIO_COLUMNS = (
     "odds_ratio",
     "odds_ratio_ci_low",
     "odds_ratio_ci_high",
@@ -100,6 +96,8 @@ SIDE_COLUMNS = (
     "relative_risk_ci_low",
     "relative_risk_ci_high",
 )
+"""The odds ratio and the relative risk of x+ vs x-, each with its interval."""
+SIDE_COLUMNS = ("accept_pos_ci_low", "accept_pos_ci_high", "accept_neg_ci_low", "accept_neg_ci_high", *RATIO_COLUMNS)
 
 
 def side_counts(y_pos: pd.Series, y_neg: pd.Series) -> tuple[int, int, int, int]:

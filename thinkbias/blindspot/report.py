@@ -6,6 +6,7 @@ import math
 
 import pandas as pd
 
+from thinkbias.blindspot.effect import RATIO_COLUMNS
 from thinkbias.markdown import markdown_table
 
 
@@ -201,12 +202,7 @@ def render_report(
                     "accept_neg_ci_low",
                     "accept_neg_ci_high",
                     "n_neg",
-                    "odds_ratio",
-                    "odds_ratio_ci_low",
-                    "odds_ratio_ci_high",
-                    "relative_risk",
-                    "relative_risk_ci_low",
-                    "relative_risk_ci_high",
+                    *RATIO_COLUMNS,
                     "b",
                     "c",
                     "n",
