@@ -23,6 +23,15 @@ it lacks stops the job with ``CacheReadOnly``, naming the file, before anything 
 generation (at ``claim``) or right after a score or probe. Storage failures (the folder is a file,
 a full disk, an unreadable file) raise ``CacheStorageError`` naming the file and the operation;
 SQLite's atomic commits keep what was stored before intact.
+
+Each entry carries a checksum of its kind, key and value (``thinkbias.llm.cache_checksum``), written
+in the same commit and checked on every read: an entry changed on disk stops the job with
+``CacheIntegrityError``, naming the file, the entry and what to do; it is never served nor
+requested again silently. A file written before checksums existed gains the column when opened
+writable (``ALTER TABLE``) and is served either way; its entries without a checksum are served as
+unverified and counted (``unverified_served``, the job metrics' ``cache_unverified``) until they are
+stored again (or sealed: ``seal_unverified``). ``python -m thinkbias.llm.cache_verify <folder>``
+checks every entry of a cache folder.
 """
 
 from __future__ import annotations
@@ -36,12 +45,16 @@ import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Sequence, TypeVar
+from typing import Any, Callable, Iterator, Sequence, TypeVar
 from urllib.parse import quote
 
+from thinkbias.llm.cache_checksum import VERIFY_COMMAND, entry_checksum, mismatch_message
 from thinkbias.llm.leases import Holder, lease_expired, lease_ttl_s, new_holder, retire
 
 T = TypeVar("T")
+# Keys per query of ``get_many``: a query per key costs more than reading its value, while a few
+# dozen values still fit the CPU's cache between being read and being decoded (benchmarks/bench_cache.py).
+MANY = 32
 log = logging.getLogger(__name__)
 
 SCHEMA = """
@@ -50,6 +63,7 @@ CREATE TABLE IF NOT EXISTS entries (
     key TEXT NOT NULL,
     value TEXT NOT NULL,
     created REAL NOT NULL,
+    checksum BLOB,
     PRIMARY KEY (kind, key)
 );
 CREATE TABLE IF NOT EXISTS leases (
@@ -82,6 +96,23 @@ class CacheStorageError(RuntimeError):
 
 class CacheReadOnly(CacheStorageError):
     """A result missing from a read-only cache was needed: a read-only cache cannot store it."""
+
+
+class CacheIntegrityError(CacheStorageError):
+    """A stored entry does not match its checksum: it changed on disk after it was written. It is
+    refused, never served nor requested again silently; the message names the file, the entry (kind
+    and key, and the request when the caller knows it) and what to do."""
+
+    def __init__(self, path: Path | None, kind: str, key: str, request: str = ""):
+        self.path, self.kind, self.key, self.request = path, kind, key, request
+        super().__init__(mismatch_message(path, kind, key, request))
+
+    def __reduce__(self):  # picklable across processes with its fields
+        return CacheIntegrityError, (self.path, self.kind, self.key, self.request)
+
+    def with_request(self, request: str) -> CacheIntegrityError:
+        """The same error, naming the request the entry answers."""
+        return CacheIntegrityError(self.path, self.kind, self.key, request)
 
 
 def storage_error(path: Path, what: str, err: BaseException) -> CacheStorageError:
@@ -135,12 +166,23 @@ class RequestCache:
 
     Thread-safe within a process (one connection behind a lock) and safe across processes (SQLite
     locking). ``path=None`` gives an in-memory cache (nothing persists). A file or folder this
-    process cannot write is opened read-only (``read_only``): it serves what it holds, and storing
-    or leasing raises ``CacheReadOnly``.
+    process cannot write is opened read-only (``read_only``; ``read_only=True`` asks for it): it
+    serves what it holds, and storing or leasing raises ``CacheReadOnly``. Every read checks the
+    entry's checksum; ``on_unverified()`` is called for each entry served without one.
     """
 
-    def __init__(self, path: str | Path | None, timeout_s: float = 120.0, holder: Holder | None = None):
+    def __init__(
+        self,
+        path: str | Path | None,
+        timeout_s: float = 120.0,
+        holder: Holder | None = None,
+        on_unverified: Callable[[], None] | None = None,
+        read_only: bool = False,
+    ):
         self.path = None if path is None else Path(path)
+        self.on_unverified = on_unverified
+        self.unverified_served = 0
+        self._read_columns = self._select = ""  # the SQL of reads: ``_prepare_reads``
         self._lock = threading.Lock()
         self.holder = holder or new_holder()
         self.lease_ttl_s = lease_ttl_s()
@@ -151,14 +193,39 @@ class RequestCache:
             self._conn = sqlite3.connect(":memory:", check_same_thread=False)
         else:
             prepare_folder(self.path)
-            if not writable(self.path):
+            if read_only or not writable(self.path):
                 self._conn = self._open_read_only(timeout_s)
+                self._prepare_reads()
                 return
             try:
                 self._conn = self._open(timeout_s)
             except sqlite3.Error as err:
                 raise storage_error(self.path, "open it", err) from None
         self._stored(lambda: (self._conn.executescript(SCHEMA), self._conn.commit()), "create its tables")
+        if "checksum" not in self._columns():
+            self._stored(self._add_checksum_column, "add the checksum column to its entries")
+        self._prepare_reads()
+
+    def _columns(self) -> set[str]:
+        try:
+            return {row[1] for row in self._conn.execute("PRAGMA table_info(entries)")}
+        except sqlite3.Error as err:
+            raise storage_error(self.path or Path(":memory:"), "read its tables", err) from None
+
+    def _prepare_reads(self) -> None:
+        """The SQL of reads: the value and its checksum, NULL where the table has no such column (an
+        old file opened read-only)."""
+        self._read_columns = "value, checksum" if "checksum" in self._columns() else "value, NULL"
+        self._select = f"SELECT {self._read_columns} FROM entries WHERE kind=? AND key=?"
+
+    def _add_checksum_column(self) -> None:
+        """Give a file written before checksums existed the column; its old entries keep none."""
+        try:
+            self._conn.execute("ALTER TABLE entries ADD COLUMN checksum BLOB")
+            self._conn.commit()
+        except sqlite3.OperationalError as err:
+            if "duplicate column" not in str(err):  # another process added it just now
+                raise
 
     def _open(self, timeout_s: float) -> sqlite3.Connection:
         """A read-write connection to the cache file, in the configured journal mode."""
@@ -241,24 +308,74 @@ class RequestCache:
                 time.sleep(0.05 * (i + 1))
 
     def get(self, kind: str, key: str) -> Any | None:
-        """The stored value (decoded JSON) or None."""
+        """The stored value (decoded JSON) or None. An entry that does not match its checksum raises
+        ``CacheIntegrityError``; one without a checksum (written before they existed) is served and
+        counted as unverified."""
         with self._lock:
             try:
-                row = self._conn.execute("SELECT value FROM entries WHERE kind=? AND key=?", (kind, key)).fetchone()
+                row = self._conn.execute(self._select, (kind, key)).fetchone()
             except sqlite3.Error as err:
                 raise storage_error(self.path or Path(":memory:"), f"read a {kind} result", err) from None
-        return None if row is None else json.loads(row[0])
+        return None if row is None else self._checked(kind, key, *row)
+
+    def get_many(self, kind: str, keys: Sequence[str]) -> dict[str, Any]:
+        """The stored values (decoded JSON) of those of ``keys`` the cache holds, checked as ``get``
+        checks them (the first refused entry in ``keys`` order raises); one query per ``MANY`` keys,
+        which costs a fraction of a query per key."""
+        out: dict[str, Any] = {}
+        for start in range(0, len(keys), MANY):
+            chunk = keys[start : start + MANY]
+            with self._lock:
+                try:
+                    rows = self._conn.execute(self._select_many(len(chunk)), (kind, *chunk)).fetchall()
+                except sqlite3.Error as err:
+                    raise storage_error(
+                        self.path or Path(":memory:"), f"read {len(chunk)} {kind} results", err
+                    ) from None
+            found = {key: (data, checksum) for key, data, checksum in rows}
+            for key in chunk:
+                if key in found and key not in out:
+                    out[key] = self._checked(kind, key, *found[key])
+        return out
+
+    def _select_many(self, n: int) -> str:
+        return f"SELECT key, {self._read_columns} FROM entries WHERE kind=? AND key IN ({','.join('?' * n)})"
+
+    def _checked(self, kind: str, key: str, data: str, checksum: bytes | None) -> Any:
+        """The decoded value of a stored entry once its checksum matches (none: counted unverified)."""
+        if checksum is None:
+            self._served_unverified()
+        elif checksum != entry_checksum(kind, key, data):
+            raise CacheIntegrityError(self.path, kind, key)
+        return json.loads(data)
+
+    def _served_unverified(self) -> None:
+        with self._lock:
+            self.unverified_served += 1
+            first = self.unverified_served == 1
+        if first:
+            log.warning(
+                "request cache %s: serving entries written before entries carried a checksum; they cannot be "
+                "verified and are counted as cache_unverified until stored again (%s %s checks the folder)",
+                self.path,
+                VERIFY_COMMAND,
+                "." if self.path is None else self.path.parent,
+            )
+        if self.on_unverified is not None:
+            self.on_unverified()
 
     def put(self, kind: str, key: str, value: Any) -> None:
-        """Store ``value`` (JSON-serialisable), free this connection's lease of it, commit at once."""
+        """Store ``value`` (JSON-serialisable) with its checksum, free this connection's lease of it,
+        commit at once."""
         if self.read_only:
             raise self._refuse(1, kind)
         text = json.dumps(value, separators=(",", ":"))
+        checksum = entry_checksum(kind, key, text)
 
         def write():
             self._conn.execute(
-                "INSERT OR REPLACE INTO entries(kind, key, value, created) VALUES (?, ?, ?, ?)",
-                (kind, key, text, time.time()),
+                "INSERT OR REPLACE INTO entries(kind, key, value, created, checksum) VALUES (?, ?, ?, ?, ?)",
+                (kind, key, text, time.time(), checksum),
             )
             self._conn.execute("DELETE FROM leases WHERE kind=? AND key=? AND token=?", (kind, key, self.holder.token))
             self._conn.commit()
@@ -272,6 +389,49 @@ class RequestCache:
             if kind is None:
                 return self._conn.execute("SELECT COUNT(*) FROM entries").fetchone()[0]
             return self._conn.execute("SELECT COUNT(*) FROM entries WHERE kind=?", (kind,)).fetchone()[0]
+
+    def rows(self, batch: int = 1000) -> Iterator[tuple[str, str, str, bytes | None]]:
+        """Every entry as stored: (kind, key, value text, checksum or None), in key order."""
+        after = ("", "")
+        while True:
+            with self._lock:
+                chunk = self._conn.execute(
+                    f"SELECT kind, key, {self._read_columns} FROM entries WHERE (kind, key) > (?, ?) "
+                    "ORDER BY kind, key LIMIT ?",
+                    (*after, batch),
+                ).fetchall()
+            yield from chunk
+            if len(chunk) < batch:
+                return
+            after = (chunk[-1][0], chunk[-1][1])
+
+    def delete(self, kind: str, key: str) -> bool:
+        """Remove one entry (a refused one, to have it computed again); whether it was there."""
+        if self.read_only:
+            raise CacheReadOnly(f"request cache {self.path} is read-only: its entries cannot be deleted")
+
+        def remove():
+            n = self._conn.execute("DELETE FROM entries WHERE kind=? AND key=?", (kind, key)).rowcount
+            self._conn.commit()
+            return n
+
+        with self._lock:
+            return self._stored(remove, f"delete a {kind} result") > 0
+
+    def seal_unverified(self) -> int:
+        """Give every entry without a checksum one for its value as it is now (vouching for entries
+        written before checksums existed); the number sealed."""
+        if self.read_only:
+            raise CacheReadOnly(f"request cache {self.path} is read-only: its entries cannot be given checksums")
+        rows = [(entry_checksum(k, key, v), k, key) for k, key, v, c in self.rows() if c is None]
+
+        def seal():
+            self._conn.executemany("UPDATE entries SET checksum=? WHERE kind=? AND key=? AND checksum IS NULL", rows)
+            self._conn.commit()
+
+        with self._lock:
+            self._stored(seal, f"checksum {len(rows)} unverified entries")
+        return len(rows)
 
     # -- leases -------------------------------------------------------------------------------
     def claim(self, kind: str, keys: Sequence[str]) -> Claim:

@@ -14,7 +14,7 @@ import time
 from pathlib import Path
 from typing import Callable, Mapping, Sequence, TypeVar
 
-from thinkbias.llm.cache import RequestCache, cache_path
+from thinkbias.llm.cache import MANY, CacheIntegrityError, RequestCache, cache_path
 from thinkbias.llm.types import EngineStats, Generation, ModelSpec, Request, sha256_text
 
 OnResult = Callable[[int, Generation], None]
@@ -22,14 +22,37 @@ R = TypeVar("R")  # one request's result: a Generation, or a Generation with its
 log = logging.getLogger(__name__)
 
 
+def describe_request(item: object, width: int = 80) -> str:
+    """A short form of the request behind a cache entry (its last message, cut to ``width``
+    characters), for error messages; "" for anything that is not a request."""
+    request = item[0] if isinstance(item, tuple) and item else item
+    if not isinstance(request, Request) or not request.messages:
+        return ""
+    role, content = request.messages[-1]
+    text = " ".join(content.split())
+    return f"{role} message {text[:width]!r}" + ("…" if len(text) > width else "")
+
+
+def checked_get_many(cache: RequestCache, kind: str, keys: Sequence[str], items: Mapping[str, object]) -> dict:
+    """``cache.get_many(kind, keys)``; an entry refused by its checksum names the request its item
+    (``items[key]``) holds."""
+    try:
+        return cache.get_many(kind, keys)
+    except CacheIntegrityError as err:
+        raise err.with_request(describe_request(items.get(err.key))) from None
+
+
 class CacheLoop:
     """One model's request cache, counters and leases, and the loops that run requests through them."""
 
     def __init__(self, spec: ModelSpec, cache_dir: str | Path | None):
         self.spec = spec
-        self.cache = RequestCache(None if cache_dir is None else cache_path(cache_dir, spec.id))
         self.stats = EngineStats()
         self._stats_lock = threading.Lock()
+        self.cache = RequestCache(
+            None if cache_dir is None else cache_path(cache_dir, spec.id),
+            on_unverified=lambda: self._count(cache_unverified=1),
+        )
 
     def _count(self, **deltas: int) -> None:
         with self._stats_lock:
@@ -146,13 +169,15 @@ class CacheLoop:
             self._count(cache_hits=1)
             deliver(key, from_cache(*todo[key], value))
 
-        uncached = []
-        for key in todo:
-            hit = self.cache.get("gen", key)
-            if hit is None:
-                uncached.append(key)
-            else:
-                from_cached(key, hit)
+        uncached, keys = [], list(todo)
+        for start in range(0, len(keys), MANY):  # one query per chunk, delivered as it is read
+            chunk = keys[start : start + MANY]
+            hits = checked_get_many(self.cache, "gen", chunk, todo)
+            for key in chunk:
+                if key in hits:
+                    from_cached(key, hits[key])
+                else:
+                    uncached.append(key)
 
         def leased(keys: list[str]) -> None:  # the requests leased by this process
             run([todo[k] for k in keys], lambda j, result: deliver(keys[j], result))
@@ -177,17 +202,21 @@ class CacheLoop:
         each result stored as ``done(j, result)`` reports it."""
         out: list = [None] * len(keyed)
         waiting: dict[str, list[int]] = {}
-        todo: dict[str, tuple] = {}
+        items: dict[str, tuple] = {}
         for i, (key, item) in enumerate(keyed):
             waiting.setdefault(key, []).append(i)
-            if len(waiting[key]) > 1:
-                continue
-            hit = self.cache.get(kind, key)
-            if hit is None:
-                todo[key] = item
-                continue
-            self._count(cache_hits=1)
-            out[i] = from_json(hit)
+            items.setdefault(key, item)
+        todo: dict[str, tuple] = {}
+        unique = list(items)
+        for start in range(0, len(unique), MANY):
+            chunk = unique[start : start + MANY]
+            hits = checked_get_many(self.cache, kind, chunk, items)
+            for key in chunk:
+                if key in hits:
+                    self._count(cache_hits=1)
+                    out[waiting[key][0]] = from_json(hits[key])
+                else:
+                    todo[key] = items[key]
         keys = list(todo)
 
         def done(j: int, result) -> None:

@@ -30,7 +30,9 @@ class JobMetrics:
     """Work of one job (or one batch: ``batches == 1``), counted by this process.
 
     ``batches``: batches closed (closing lines); ``requests``: results reported, cached or not;
-    ``cached``: results served from the cache; ``generated_tokens``: tokens the model generated now
+    ``cached``: results served from the cache; ``cache_unverified``: cache entries served without a
+    checksum to verify them (stored before entries carried one; ``thinkbias.llm.cache``), each served
+    one counted; ``generated_tokens``: tokens the model generated now
     (the engine's counter); ``prompt_tokens``: prompt tokens of the results generated now;
     ``probe_tokens``: further prompt-side tokens the engine evaluated (probe cues, answer scores,
     forced decisions); ``retries`` and ``retry_wait_s``: API attempts repeated after a retryable
@@ -46,6 +48,7 @@ class JobMetrics:
     batches: int = 0
     requests: int = 0
     cached: int = 0
+    cache_unverified: int = 0
     generated_tokens: int = 0
     prompt_tokens: int = 0
     probe_tokens: int = 0
@@ -78,7 +81,7 @@ def merge_builds(*builds: str) -> str:
 
 FIELDS = {f.name: f.type for f in dataclasses.fields(JobMetrics)}
 # keys added after metrics files were first written, with the value a file without one reads as
-LATER_FIELDS = {"empty_replies": 0, "engine": "", "probe_cached_tokens": 0, "preemptions": 0}
+LATER_FIELDS = {"empty_replies": 0, "engine": "", "probe_cached_tokens": 0, "preemptions": 0, "cache_unverified": 0}
 
 
 def write_job_metrics(path: str | Path, metrics: JobMetrics) -> None:

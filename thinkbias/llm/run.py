@@ -5,7 +5,8 @@ by this process, prompt tokens per second (prefill dominates short-answer jobs),
 time left, at most every ``every_s`` seconds and at the end. A generation job closes its log with
 ``<label>: finished, generated_tokens=N cached=C retries=R retry_wait_s=W`` (:meth:`Progress.finish`;
 R API attempts repeated after a retryable failure, W seconds waited before them; ``empty_replies=E``
-follows when E > 0 API replies held no answer and were retried); the same counters travel on that
+follows when E > 0 API replies held no answer and were retried, ``cache_unverified=U`` when U cache
+entries were served without a checksum to verify them); the same counters travel on that
 log record as a ``JobMetrics``, which the job's metrics file sums
 (``thinkbias.llm.metrics``). Each retry and its wait is logged as it happens by the backend (logger
 ``thinkbias.llm.openai_backend``, a child of the job's logger).
@@ -99,7 +100,9 @@ class Progress:
         self._retries_start = engine_retries(engine)
         self._empty_start = engine_empty_replies(engine)
         self._prompt_start = engine_prompt_tokens(engine)
-        self._counts_start = {name: engine_count(engine, name) for name in ("probe_cached_tokens", "preemptions")}
+        self._counts_start = {
+            name: engine_count(engine, name) for name in ("probe_cached_tokens", "preemptions", "cache_unverified")
+        }
 
     def line(self) -> str:
         elapsed = max(1e-9, time.monotonic() - self.start)
@@ -159,6 +162,7 @@ class Progress:
             batches=1,
             requests=self.done,
             cached=self.cached,
+            cache_unverified=self.counted("cache_unverified"),
             generated_tokens=self.generated(),
             prompt_tokens=self.prompt_tokens,
             probe_tokens=self.probe_tokens(),
@@ -182,6 +186,8 @@ class Progress:
         )
         if m.empty_replies:
             line += f" empty_replies={m.empty_replies}"
+        if m.cache_unverified:
+            line += f" cache_unverified={m.cache_unverified}"
         if m.probe_cached_tokens or m.preemptions:
             line += f" probe_tokens={m.probe_tokens} probe_cached_tokens={m.probe_cached_tokens}"
             line += f" preemptions={m.preemptions}"

@@ -142,7 +142,8 @@ class EngineStats:
     ``generated_tokens``: completion tokens produced by the model now; ``prompt_tokens``: prompt tokens
     evaluated now (prefill, probe cues); ``probe_tokens``: the part of ``prompt_tokens`` evaluated for
     scores and probes (local backends); ``requests``: backend calls made (HTTP attempts for APIs);
-    ``cache_hits``: results served from the cache; ``retries``: attempts repeated after a
+    ``cache_hits``: results served from the cache; ``cache_unverified``: those of them stored without a
+    checksum (written before entries carried one: ``thinkbias.llm.cache``); ``retries``: attempts repeated after a
     retryable failure (APIs); ``retry_wait_s``: seconds spent waiting before those retries;
     ``reused_prompt_tokens``: prompt tokens whose KV cells a generation kept from the previous prompt
     instead of evaluating them (llama.cpp); ``awaited``: results another live process was generating,
@@ -160,6 +161,7 @@ class EngineStats:
     reused_prompt_tokens: int = 0
     requests: int = 0
     cache_hits: int = 0
+    cache_unverified: int = 0
     retries: int = 0
     retry_wait_s: float = 0.0
     awaited: int = 0
@@ -174,8 +176,8 @@ class Engine(Protocol):
 
     spec: ModelSpec
     # counters of the work done by this process: generated_tokens, prompt_tokens, probe_tokens,
-    # reused_prompt_tokens, requests, cache_hits, retries, retry_wait_s, awaited, taken_over, empty_replies,
-    # probe_cached_tokens, preemptions
+    # reused_prompt_tokens, requests, cache_hits, cache_unverified, retries, retry_wait_s, awaited, taken_over,
+    # empty_replies, probe_cached_tokens, preemptions
     stats: EngineStats
 
     def generate(
