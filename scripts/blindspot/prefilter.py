@@ -1,6 +1,10 @@
 """Baseline-variance input prefilter: ``responses_per_input`` target responses per input on the
 unmodified text, the inputs ranked by the variance of their decisions, the top ``max_inputs`` kept and
-the cluster table restricted to them (`thinkbias.blindspot.prefilter`).
+the cluster table restricted to them.
+
+Computes `thinkbias.blindspot.calls:run_targets` on `thinkbias.blindspot.prefilter:prefilter_items`
+(the target role), then `thinkbias.blindspot.prefilter:acceptance_variance`,
+`thinkbias.blindspot.prefilter:select_inputs` and `thinkbias.blindspot.prefilter:restrict_clusters`.
 """
 
 from pathlib import Path
