@@ -27,7 +27,7 @@ unchecked, the two alternating which runs first (ABAB):
 6. the cached job on a file written before checksums existed (served unverified) / unchecked
 7. the cached job on the embedded model's engine, and the whole job in a fresh process  goal <= 1.05
 
-Measured on the development machine (2 cores, shared; 2,000 requests, 9 repetitions, two runs),
+Measured on 2 shared cores of an AMD EPYC (2,000 requests, 9 repetitions, two runs),
 400 / 4,000-character traces: get key by key 1.14-1.27 / 1.39-1.40, get_many 0.74-0.81 / 1.07-1.10,
 cached job 0.95-1.01 / 1.03-1.04, on the embedded model 0.94-0.96 / 0.91-1.03, whole job in a fresh
 process 1.00-1.02 / 1.02-1.04; put 1.14-1.26 / 1.10-1.12.
