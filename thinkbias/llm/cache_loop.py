@@ -14,7 +14,7 @@ import time
 from pathlib import Path
 from typing import Callable, Mapping, Sequence, TypeVar
 
-from thinkbias.llm.cache import MANY, CacheIntegrityError, RequestCache, cache_path
+from thinkbias.llm.cache import CacheIntegrityError, RequestCache, cache_path
 from thinkbias.llm.types import EngineStats, Generation, ModelSpec, Request, sha256_text
 
 OnResult = Callable[[int, Generation], None]
@@ -169,15 +169,12 @@ class CacheLoop:
             self._count(cache_hits=1)
             deliver(key, from_cache(*todo[key], value))
 
-        uncached, keys = [], list(todo)
-        for start in range(0, len(keys), MANY):  # one query per chunk, delivered as it is read
-            chunk = keys[start : start + MANY]
-            hits = checked_get_many(self.cache, "gen", chunk, todo)
-            for key in chunk:
-                if key in hits:
-                    from_cached(key, hits[key])
-                else:
-                    uncached.append(key)
+        uncached, hits = [], checked_get_many(self.cache, "gen", list(todo), todo)
+        for key in todo:
+            if key in hits:
+                from_cached(key, hits[key])
+            else:
+                uncached.append(key)
 
         def leased(keys: list[str]) -> None:  # the requests leased by this process
             run([todo[k] for k in keys], lambda j, result: deliver(keys[j], result))
@@ -208,15 +205,13 @@ class CacheLoop:
             items.setdefault(key, item)
         todo: dict[str, tuple] = {}
         unique = list(items)
-        for start in range(0, len(unique), MANY):
-            chunk = unique[start : start + MANY]
-            hits = checked_get_many(self.cache, kind, chunk, items)
-            for key in chunk:
-                if key in hits:
-                    self._count(cache_hits=1)
-                    out[waiting[key][0]] = from_json(hits[key])
-                else:
-                    todo[key] = items[key]
+        hits = checked_get_many(self.cache, kind, unique, items)
+        for key in unique:
+            if key in hits:
+                self._count(cache_hits=1)
+                out[waiting[key][0]] = from_json(hits[key])
+            else:
+                todo[key] = items[key]
         keys = list(todo)
 
         def done(j: int, result) -> None:
